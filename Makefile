@@ -1,0 +1,190 @@
+# attention-lab — every entry point. `make help` lists them.
+#
+# VARIANT=solutions|labs picks which exercise files the labs and the grader link. The default is
+# solutions when solutions/ exists (this repository) and labs otherwise (a student handout).
+
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+VARIANT ?= $(if $(wildcard solutions/lab*),solutions,labs)
+ifeq ($(filter $(VARIANT),solutions labs),)
+$(error VARIANT must be solutions or labs, got '$(VARIANT)')
+endif
+
+CC ?= cc
+ifeq ($(CC),cc)
+CC := gcc
+endif
+OPT ?= -O3 -march=native
+WARN := -Wall -Wextra -Wno-unused-parameter
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -g -fno-math-errno
+LDLIBS := -lz -lm
+
+# ---------------------------------------------------------------- detection (printed once)
+HAVE_OPENMP := $(shell printf 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo yes)
+HAVE_CBLAS := $(shell [ -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] && printf '\#include <cblas.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -lopenblas 2>/dev/null && echo openblas)
+NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+HAVE_GNUPLOT := $(shell command -v gnuplot >/dev/null 2>&1 && echo yes)
+NO_BLAS ?=
+NO_CUDA ?=
+NO_OPENMP ?=
+
+FEATURES :=
+ifeq ($(HAVE_OPENMP)$(NO_OPENMP),yes)
+CFLAGS_BASE += -fopenmp
+LDLIBS += -fopenmp
+FEATURES += openmp
+endif
+ifeq ($(HAVE_CBLAS)$(NO_BLAS),openblas)
+CFLAGS_BASE += -DAL_HAVE_CBLAS
+LDLIBS += -lopenblas
+FEATURES += openblas
+endif
+ifneq ($(NVCC),)
+ifeq ($(NO_CUDA),)
+ifneq ($(wildcard cuda/*.cu),)
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
+CFLAGS_BASE += -DAL_HAVE_CUDA
+LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart -lcublas -Wl,-rpath,$(CUDA_HOME)/lib64
+FEATURES += cuda
+endif
+endif
+endif
+CFLAGS ?= $(OPT)
+CFLAGS += $(CFLAGS_BASE)
+
+ifeq ($(MAKELEVEL),0)
+ifeq ($(filter clean help deps,$(MAKECMDGOALS)),)
+$(info attention-lab: VARIANT=$(VARIANT); OpenMP: $(if $(filter openmp,$(FEATURES)),yes,no); \
+CBLAS: $(if $(filter openblas,$(FEATURES)),OpenBLAS,none (built-in GEMM)); \
+nvcc: $(if $(filter cuda,$(FEATURES)),yes,$(if $(NVCC),found but no kernels,no (CPU only))); \
+gnuplot: $(if $(HAVE_GNUPLOT),yes,no (figures as .dat + .gp only; make deps)))
+endif
+endif
+
+# ---------------------------------------------------------------- sources
+COMMON_SRC := $(wildcard common/*.c)
+CUDA_SRC := $(if $(filter cuda,$(FEATURES)),$(wildcard cuda/*.cu))
+EX_SRC := $(wildcard $(VARIANT)/lab*/*.c)
+LAB_MAINS := $(sort $(wildcard chapters/*/lab[0-9][0-9].c))
+CHAP_SRC := $(filter-out $(LAB_MAINS),$(wildcard chapters/*/*.c))
+LABS := $(notdir $(basename $(LAB_MAINS)))
+
+B := build
+OBJ := $(B)/obj
+VOBJ := $(B)/$(VARIANT)
+
+COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o) $(CUDA_SRC:%.cu=$(OBJ)/%.o)
+EX_OBJ := $(EX_SRC:%.c=$(VOBJ)/%.o)
+CHAP_OBJ := $(CHAP_SRC:%.c=$(VOBJ)/%.o)
+
+LIBCOMMON := $(B)/libcommon.a
+LIBEX := $(VOBJ)/libex.a
+LIBCHAP := $(VOBJ)/libchap.a
+# The variant a lab binary at the root was linked with; a change forces a relink.
+VARIANT_STAMP := $(B)/variant-$(VARIANT).stamp
+LINK_LIBS = -Wl,--start-group $(LIBCHAP) $(LIBEX) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+
+DEPFLAGS = -MMD -MP
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OBJ)/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -c $< -o $@
+
+$(VOBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
+
+$(LIBCOMMON): $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	@rm -f $@ && ar rcs $@ $^
+
+$(LIBEX): $(EX_OBJ)
+	@mkdir -p $(@D)
+	@rm -f $@ && ar rcs $@ $^
+
+$(LIBCHAP): $(CHAP_OBJ)
+	@mkdir -p $(@D)
+	@rm -f $@ && ar rcs $@ $^
+
+$(VARIANT_STAMP):
+	@mkdir -p $(@D) && rm -f $(B)/variant-*.stamp && touch $@
+
+LIBS_ALL := $(LIBCHAP) $(LIBEX) $(LIBCOMMON)
+
+define LAB_RULE
+$(1)_MAIN := $(patsubst %.c,$(VOBJ)/%.o,$(filter %/$(1).c,$(LAB_MAINS)))
+$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(VARIANT_STAMP)
+	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LINK_LIBS)
+endef
+$(foreach l,$(LABS),$(eval $(call LAB_RULE,$(l))))
+.PHONY: labs-all
+labs-all: $(LABS)
+
+# ---------------------------------------------------------------- unit tests
+TEST_SRC := $(wildcard tests/unit/*.c) tests/gradcheck.c
+TEST_OBJ := $(TEST_SRC:%.c=$(VOBJ)/%.o)
+$(VOBJ)/test_unit: $(TEST_OBJ) $(LIBS_ALL)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(LINK_LIBS)
+
+# The same tests under AddressSanitizer + UndefinedBehaviorSanitizer (own object tree).
+ASAN := $(B)/asan
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined $(CFLAGS_BASE)
+ASAN_SRC := $(COMMON_SRC) $(wildcard solutions/lab*/*.c) $(CHAP_SRC) $(TEST_SRC)
+ASAN_OBJ := $(ASAN_SRC:%.c=$(ASAN)/%.o)
+$(ASAN)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ASAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
+$(ASAN)/test_unit: $(ASAN_OBJ)
+	$(CC) $(ASAN_CFLAGS) -o $@ $(ASAN_OBJ) $(filter-out -fopenmp,$(LDLIBS)) $(if $(filter openmp,$(FEATURES)),-fopenmp) -fsanitize=address,undefined
+
+.PHONY: unit asan-unit test
+unit: $(VOBJ)/test_unit
+	$(VOBJ)/test_unit $(T)
+asan-unit: $(ASAN)/test_unit
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/test_unit $(T)
+
+# make test: every suite, one final "N passed, N failed" line (tests/run_all.sh)
+test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build
+	@bash tests/run_all.sh
+
+# ---------------------------------------------------------------- areas with their own fragments
+include tests/grade/grade.mk
+include tests/bench/bench.mk
+include docs/docs.mk
+
+# ---------------------------------------------------------------- setup
+DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist
+.PHONY: deps data clean help
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES); \
+	else \
+	  echo "make deps needs root. Run:"; \
+	  echo "  sudo apt-get install $(DEB_PACKAGES)"; \
+	fi
+
+data:
+	@bash tests/tools/get_data.sh
+
+clean:
+	rm -rf $(B) $(LABS) results.json
+
+help:
+	@echo "attention-lab — make targets"
+	@echo "  make labNN && ./labNN   build and run a lab ($(LABS))"
+	@echo "  make test               every test suite; last line 'N passed, N failed'"
+	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
+	@echo "  make handout            student tarball (no solutions, no hidden tests)"
+	@echo "  make docs               weave chapters into docs/labNN.md (+ HTML with pandoc)"
+	@echo "  make bench              GEMM GFLOP/s and lab throughput"
+	@echo "  make deps               install the Debian packages the kit uses (root)"
+	@echo "  make data               put fra-eng.zip under ./data/"
+	@echo "  make clean"
+	@echo "VARIANT=$(VARIANT) (solutions|labs)"
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

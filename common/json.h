@@ -1,0 +1,39 @@
+/* json.h — a small streaming JSON writer for summary.json files. Keeps commas and nesting
+ * right; NaN/Inf become null (JSON has neither). */
+#ifndef AL_JSON_H
+#define AL_JSON_H
+
+#include <stdio.h>
+
+typedef struct JsonW {
+  FILE *f;
+  int depth;
+  int first[32];   /* first element at this depth? */
+  int after_key;
+  int indent;      /* pretty-print when 1 */
+} JsonW;
+
+/* Open path for writing (writes to path.tmp then renames on json_close). NULL + message on error. */
+JsonW *json_open(const char *path);
+int json_close(JsonW *w);  /* 0 on success */
+void json_obj_begin(JsonW *w);
+void json_obj_end(JsonW *w);
+void json_arr_begin(JsonW *w);
+void json_arr_end(JsonW *w);
+void json_key(JsonW *w, const char *key);
+void json_str(JsonW *w, const char *s);
+void json_num(JsonW *w, double v);
+void json_int(JsonW *w, long v);
+void json_bool(JsonW *w, int v);
+void json_null(JsonW *w);
+void json_floats(JsonW *w, const float *v, long n);   /* a flat array */
+void json_doubles(JsonW *w, const double *v, long n);
+/* A tensor as nested arrays following its shape. */
+struct Tensor;
+void json_tensor(JsonW *w, const struct Tensor *t);
+/* key + value shorthands */
+#define json_kv_num(w, k, v) (json_key((w), (k)), json_num((w), (v)))
+#define json_kv_int(w, k, v) (json_key((w), (k)), json_int((w), (v)))
+#define json_kv_str(w, k, v) (json_key((w), (k)), json_str((w), (v)))
+
+#endif

@@ -1,0 +1,85 @@
+/* ops.h — differentiable tensor ops. Every op returns a new arena tensor, checks its shapes
+ * (tensor_error names the op and both shapes), and records a backward when an input requires
+ * grad. Each op is the single dispatch point for its device: CPU code here, CUDA in cuda/.
+ * Index-like inputs (token ids, labels, valid lengths) are float tensors holding integers,
+ * as d2l passes them; they never receive gradient.
+ */
+#ifndef AL_OPS_H
+#define AL_OPS_H
+
+#include "tensor.h"
+
+/* ---------- elementwise, NumPy broadcasting (ops_elementwise.c) ---------- */
+Tensor *t_add(Tensor *a, Tensor *b);
+Tensor *t_sub(Tensor *a, Tensor *b);
+Tensor *t_mul(Tensor *a, Tensor *b);
+Tensor *t_div(Tensor *a, Tensor *b);
+Tensor *t_scale(Tensor *a, float s);        /* a * s */
+Tensor *t_add_scalar(Tensor *a, float s);   /* a + s */
+Tensor *t_neg(Tensor *a);
+Tensor *t_exp(Tensor *a);
+Tensor *t_log(Tensor *a);
+Tensor *t_square(Tensor *a);
+Tensor *t_tanh(Tensor *a);
+Tensor *t_sigmoid(Tensor *a);
+Tensor *t_relu(Tensor *a);
+Tensor *t_gelu(Tensor *a);                  /* exact erf form, as torch.nn.GELU() */
+
+/* ---------- matrix products (ops_matmul.c; all go through gemm.h) ---------- */
+Tensor *t_matmul(Tensor *a, Tensor *b);     /* (m,k) @ (k,n) -> (m,n) */
+Tensor *t_bmm(Tensor *a, Tensor *b);        /* (B,m,k) @ (B,k,n) -> (B,m,n) */
+Tensor *t_bmm_nt(Tensor *a, Tensor *b);     /* (B,m,k) @ (B,n,k)^T -> (B,m,n), e.g. Q K^T */
+/* x (..., in) @ W (in, out) + b (out) -> (..., out); b may be NULL. */
+Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b);
+
+/* ---------- reductions (ops_reduce.c) ---------- */
+Tensor *t_sum(Tensor *a, int dim, bool keepdim);   /* dim may be negative */
+Tensor *t_mean(Tensor *a, int dim, bool keepdim);
+Tensor *t_sum_all(Tensor *a);                      /* -> (1) */
+Tensor *t_mean_all(Tensor *a);                     /* -> (1) */
+
+/* ---------- softmax family and losses (ops_softmax.c) ---------- */
+Tensor *t_softmax(Tensor *x);       /* over the last dim; a row of all -inf gives zeros */
+Tensor *t_log_softmax(Tensor *x);   /* over the last dim */
+/* Softmax over the last dim of X (..., queries, keys), keeping only keys j < valid_len.
+ * valid_lens: NULL (no mask), (batch) — one length per batch row, or (batch, queries).
+ * The leading dims of X are flattened to (batch, ...). A row with valid length 0 is all zeros. */
+Tensor *t_masked_softmax(Tensor *X, Tensor *valid_lens);
+/* X with the entries at key positions j >= valid_len replaced by value (e.g. -INFINITY);
+ * same valid_lens conventions as t_masked_softmax. The d2l building block `sequence_mask`. */
+Tensor *t_sequence_mask(Tensor *X, Tensor *valid_lens, float value);
+/* Per-token cross-entropy of logits (..., V) against integer labels (...), times an optional
+ * weight (...) (1 = count, 0 = padding). Returns (...) — d2l's MaskedSoftmaxCELoss before the
+ * mean. */
+Tensor *t_cross_entropy(Tensor *logits, Tensor *labels, Tensor *weights);
+Tensor *t_mse(Tensor *pred, Tensor *target);      /* mean of squares -> (1) */
+
+/* ---------- normalization, embedding, dropout (ops_nn.c) ---------- */
+/* Layer norm over the last dim: (x - mean) / sqrt(var + eps) * gamma + beta. */
+Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
+/* Batch norm of each feature of the last dim over all leading positions (BatchNorm1d for (N,C)).
+ * Training: batch statistics (biased var), updates running stats with momentum (torch's rule,
+ * unbiased var for the running estimate). Eval: running stats. */
+Tensor *t_batch_norm(Tensor *x, Tensor *gamma, Tensor *beta, Tensor *running_mean,
+                     Tensor *running_var, bool training, float momentum, float eps);
+/* Rows of W (V, D) picked by ids (...) -> (..., D). An id outside [0, V) is an error. */
+Tensor *t_embedding(Tensor *W, Tensor *ids);
+/* Inverted dropout: zero with probability p, scale the rest by 1/(1-p). Identity unless training. */
+Tensor *t_dropout(Tensor *x, float p, bool training);
+
+/* ---------- shape ops (ops_shape.c) ---------- */
+Tensor *t_reshape(Tensor *x, int ndim, const int *shape);   /* a view; one dim may be -1 */
+#define t_view(x, ...) t_reshape((x), SHAPE(__VA_ARGS__))
+Tensor *t_permute(Tensor *x, const int *perm);             /* copies */
+Tensor *t_transpose(Tensor *x, int d0, int d1);            /* copies */
+Tensor *t_concat(Tensor **xs, int n, int dim);
+Tensor *t_cat2(Tensor *a, Tensor *b, int dim);
+Tensor *t_slice(Tensor *x, int dim, int start, int end);   /* [start, end) along dim */
+Tensor *t_repeat_interleave(Tensor *x, int repeats, int dim);
+/* images (B, C, H, W) -> patches (B, (H/p)*(W/p), C*p*p); patch order row-major over the grid,
+ * features ordered (c, i, j) — the flattened stride-p convolution input of d2l's PatchEmbedding. */
+Tensor *t_patchify(Tensor *images, int p);
+Tensor *t_copy(Tensor *x);       /* differentiable copy */
+Tensor *t_detach(Tensor *x);     /* same data, no gradient */
+
+#endif

@@ -1,0 +1,55 @@
+/* plot.h — figures through gnuplot (popen), headless. Every figure writes three files beside
+ * each other: BASE.dat (its data, columns documented in a header comment), BASE.gp (the script
+ * that renders it) and BASE.png (pngcairo, else png) or BASE.svg when no PNG terminal exists.
+ * Without gnuplot the .dat and .gp are still written and one line (printed once per program)
+ * says how to render them; the lab carries on. Functions return 0 when an image was made,
+ * 1 when only data and script were written, -1 on an I/O error (message printed). */
+#ifndef AL_PLOT_H
+#define AL_PLOT_H
+
+#include <math.h>
+#include <stdbool.h>
+
+typedef struct Series {
+  const char *label;   /* legend text; NULL for none */
+  const float *x, *y;  /* n points */
+  int n;
+  const char *style;   /* "lines" (default), "dashed", "points", "linespoints" */
+} Series;
+
+typedef struct Axes {
+  const char *title, *xlabel, *ylabel;
+  double xmin, xmax, ymin, ymax; /* NAN = automatic */
+  bool logy;
+  const Series *series;
+  int nseries;
+} Axes;
+
+/* 1 x n row of panels (n = 1 for a single plot). width/height in pixels (0 = default). */
+int plot_axes_row(const char *base, const Axes *panels, int npanels, int width, int height);
+
+typedef struct HeatMap {
+  const char *title;   /* per-panel title, may be NULL */
+  const float *m;      /* rows x cols, row-major */
+  int rows, cols;
+} HeatMap;
+
+/* A rows x cols grid of heatmaps with one shared colorbar (range over all panels), drawn
+ * `with image pixels`, row 0 at the top like matplotlib's imshow. palette: "Reds" or "Blues". */
+int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
+                  const char *xlabel, const char *ylabel, const char *palette, int width,
+                  int height);
+
+/* Training-curve animator (d2l's Animator): add points per epoch; the figure is redrawn
+ * every `every` additions and at animator_close. */
+typedef struct Animator Animator;
+Animator *animator_new(const char *base, const char *xlabel, const char *const *legends,
+                       int nseries, double xmin, double xmax, bool logy, int every);
+void animator_add(Animator *a, double x, const double *ys); /* NAN in ys = no point */
+int animator_close(Animator *a); /* final render; frees a */
+
+bool plot_have_gnuplot(void);   /* probed once */
+/* Tests: force "no gnuplot" (1) or re-probe (0). */
+void plot_force_no_gnuplot(int on);
+
+#endif

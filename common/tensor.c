@@ -1,0 +1,321 @@
+/* tensor.c — tensor creation, the activation arena, errors and the autograd tape. */
+#include "tensor.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "util.h"
+
+/* ---------- errors ---------- */
+
+static jmp_buf *g_catch;
+static char g_errmsg[1024];
+
+void tensor_catch_errors(jmp_buf *env) { g_catch = env; }
+const char *tensor_last_error(void) { return g_errmsg; }
+
+_Noreturn void tensor_error(const char *op, const char *fmt, ...) {
+  int n = snprintf(g_errmsg, sizeof g_errmsg, "%s: ", op ? op : "tensor");
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_errmsg + n, sizeof g_errmsg - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (g_catch) {
+    jmp_buf *env = g_catch;
+    g_catch = NULL; /* one catch per arming: a second error inside a handler must not loop */
+    longjmp(*env, 1);
+  }
+  fflush(stdout);
+  fprintf(stderr, "error: %s\n", g_errmsg);
+  exit(1);
+}
+
+char *shape_str(const Tensor *t, char *buf, size_t n) {
+  if (!t) {
+    snprintf(buf, n, "(null)");
+    return buf;
+  }
+  size_t k = (size_t)snprintf(buf, n, "(");
+  for (int i = 0; i < t->ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ", %d" : "%d", t->shape[i]);
+  if (k < n) snprintf(buf + k, n - k, t->ndim == 1 ? ")" : ")");
+  return buf;
+}
+
+/* ---------- arena ---------- */
+/* A list of chunks; allocation bumps a pointer in the current chunk. Reset rewinds to the
+ * first chunk but keeps every chunk, so after the first step the loop allocates nothing. */
+
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t cap, used;
+  unsigned char *mem;
+} Chunk;
+
+static Chunk *g_first, *g_cur;
+static size_t g_used_total, g_peak;
+#define ARENA_ALIGN 64
+#define ARENA_CHUNK (8u << 20)
+
+static Chunk *chunk_new(size_t cap) {
+  Chunk *c = xmalloc(sizeof *c);
+  c->next = NULL;
+  c->cap = cap;
+  c->used = 0;
+  c->mem = aligned_alloc(ARENA_ALIGN, cap);
+  if (!c->mem) die("out of memory: activation arena chunk of %zu bytes", cap);
+  return c;
+}
+
+void *arena_alloc(size_t bytes) {
+  size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+  if (need == 0) need = ARENA_ALIGN;
+  if (!g_first) g_first = g_cur = chunk_new(need > ARENA_CHUNK ? need : ARENA_CHUNK);
+  while (g_cur->used + need > g_cur->cap) {
+    if (g_cur->next && g_cur->next->cap >= need) {
+      g_cur = g_cur->next;
+      g_cur->used = 0;
+      continue;
+    }
+    if (g_cur->next) { /* next chunk too small for this request: insert a big one */
+      Chunk *c = chunk_new(need > ARENA_CHUNK ? need : ARENA_CHUNK);
+      c->next = g_cur->next;
+      g_cur->next = c;
+    } else {
+      g_cur->next = chunk_new(need > ARENA_CHUNK ? need : ARENA_CHUNK);
+    }
+    g_cur = g_cur->next;
+    g_cur->used = 0;
+  }
+  void *p = g_cur->mem + g_cur->used;
+  g_cur->used += need;
+  g_used_total += need;
+  if (g_used_total > g_peak) g_peak = g_used_total;
+  return p;
+}
+
+void *arena_calloc(size_t bytes) {
+  void *p = arena_alloc(bytes);
+  memset(p, 0, bytes);
+  return p;
+}
+
+size_t arena_used(void) { return g_used_total; }
+size_t arena_peak(void) { return g_peak; }
+
+static void arena_reset(void) {
+  if (g_first) {
+    g_cur = g_first;
+    g_cur->used = 0;
+  }
+  g_used_total = 0;
+}
+
+void arena_free_all(void) {
+  Chunk *c = g_first;
+  while (c) {
+    Chunk *n = c->next;
+    free(c->mem);
+    free(c);
+    c = n;
+  }
+  g_first = g_cur = NULL;
+  g_used_total = 0;
+}
+
+/* ---------- creation ---------- */
+
+long shape_numel(int ndim, const int *shape) {
+  long n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+static void check_shape(const char *op, int ndim, const int *shape) {
+  if (ndim < 1 || ndim > T_MAXDIM)
+    tensor_error(op, "a tensor has 1 to %d dims, got %d", T_MAXDIM, ndim);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) tensor_error(op, "dim %d has negative size %d", i, shape[i]);
+}
+
+Tensor *tensor_new(int ndim, const int *shape) {
+  check_shape("tensor_new", ndim, shape);
+  Tensor *t = arena_calloc(sizeof *t);
+  t->ndim = ndim;
+  memcpy(t->shape, shape, sizeof(int) * (size_t)ndim);
+  t->size = shape_numel(ndim, shape);
+  t->data = arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+  t->device = DEV_CPU;
+  t->name = "tensor";
+  return t;
+}
+
+Tensor *tensor_zeros(int ndim, const int *shape) {
+  Tensor *t = tensor_new(ndim, shape);
+  memset(t->data, 0, sizeof(float) * (size_t)t->size);
+  return t;
+}
+
+Tensor *tensor_full(int ndim, const int *shape, float v) {
+  Tensor *t = tensor_new(ndim, shape);
+  for (long i = 0; i < t->size; i++) t->data[i] = v;
+  return t;
+}
+
+Tensor *tensor_from(int ndim, const int *shape, const float *src) {
+  Tensor *t = tensor_new(ndim, shape);
+  memcpy(t->data, src, sizeof(float) * (size_t)t->size);
+  return t;
+}
+
+Tensor *tensor_like(const Tensor *t) { return tensor_zeros(t->ndim, t->shape); }
+
+Tensor *tensor_arange(int n) {
+  Tensor *t = tensor_new(1, (int[]){n});
+  for (int i = 0; i < n; i++) t->data[i] = (float)i;
+  return t;
+}
+
+Tensor *tensor_rand(int ndim, const int *shape, float lo, float hi) {
+  Tensor *t = tensor_new(ndim, shape);
+  for (long i = 0; i < t->size; i++) t->data[i] = rng_uniform(&g_rng, lo, hi);
+  return t;
+}
+
+Tensor *tensor_randn(int ndim, const int *shape, float mean, float std) {
+  Tensor *t = tensor_new(ndim, shape);
+  for (long i = 0; i < t->size; i++) t->data[i] = rng_normal(&g_rng, mean, std);
+  return t;
+}
+
+bool tensor_same_shape(const Tensor *a, const Tensor *b) {
+  if (a->ndim != b->ndim) return false;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  return true;
+}
+
+float *tensor_at(Tensor *t, const int *idx) {
+  long off = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    if (idx[i] < 0 || idx[i] >= t->shape[i]) {
+      char s[64];
+      tensor_error("tensor_at", "index %d out of range for dim %d of shape %s", idx[i], i,
+                   shape_str(t, s, sizeof s));
+    }
+    off = off * t->shape[i] + idx[i];
+  }
+  return t->data + off;
+}
+
+void tensor_to_host(const Tensor *t, float *dst) {
+  if (t->device != DEV_CPU) tensor_error("tensor_to_host", "CUDA tensors are not built in");
+  memcpy(dst, t->data, sizeof(float) * (size_t)t->size);
+}
+
+static void print_rec(FILE *f, const Tensor *t, int dim, long *off, int indent, int dec) {
+  fputc('[', f);
+  int n = t->shape[dim];
+  for (int i = 0; i < n; i++) {
+    if (dim == t->ndim - 1) {
+      float v = t->data[(*off)++];
+      if (i) fputs(", ", f);
+      fprintf(f, "%.*f", dec, (double)v);
+    } else {
+      if (i) {
+        fputc(',', f);
+        for (int b = 0; b < t->ndim - 1 - dim; b++) fputc('\n', f);
+        for (int s = 0; s < indent + 1; s++) fputc(' ', f);
+      }
+      print_rec(f, t, dim + 1, off, indent + 1, dec);
+    }
+  }
+  fputc(']', f);
+}
+
+void tensor_fprint(FILE *f, const Tensor *t, const char *name, int decimals) {
+  if (name) fprintf(f, "%s = ", name);
+  fputs("tensor(", f);
+  long off = 0;
+  int indent = 7 + (name ? (int)strlen(name) + 3 : 0);
+  if (t->size == 0)
+    fputs("[]", f);
+  else
+    print_rec(f, t, 0, &off, indent, decimals);
+  fputs(")\n", f);
+}
+
+void tensor_print(const Tensor *t, const char *name) { tensor_fprint(stdout, t, name, 4); }
+
+/* ---------- autograd ---------- */
+
+static bool g_grad_on = true;
+static Tensor **g_tape;
+static size_t g_tape_len, g_tape_cap;
+
+void ag_set_grad_enabled(bool on) { g_grad_on = on; }
+bool ag_grad_enabled(void) { return g_grad_on; }
+size_t ag_tape_len(void) { return g_tape_len; }
+
+bool ag_needs_grad(const Tensor *a, const Tensor *b, const Tensor *c) {
+  if (!g_grad_on) return false;
+  return (a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad);
+}
+
+void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c) {
+  out->requires_grad = true;
+  out->backward = fn;
+  out->in[0] = a;
+  out->in[1] = b;
+  out->in[2] = c;
+  if (g_tape_len == g_tape_cap) {
+    g_tape_cap = g_tape_cap ? 2 * g_tape_cap : 4096;
+    g_tape = xrealloc(g_tape, g_tape_cap * sizeof *g_tape);
+  }
+  g_tape[g_tape_len++] = out;
+}
+
+float *tensor_grad(Tensor *t) {
+  if (!t->grad) {
+    if (t->is_param) {
+      t->grad = xcalloc((size_t)(t->size ? t->size : 1), sizeof(float));
+    } else {
+      t->grad = arena_calloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+    }
+  }
+  return t->grad;
+}
+
+void ag_backward_with(Tensor *out, const float *seed) {
+  float *g = tensor_grad(out);
+  for (long i = 0; i < out->size; i++) g[i] += seed ? seed[i] : 1.0f;
+  /* Walk the tape newest-first; a node no gradient reached has nothing to push. */
+  for (size_t i = g_tape_len; i-- > 0;) {
+    Tensor *t = g_tape[i];
+    if (t->grad && t->backward) t->backward(t);
+  }
+}
+
+void ag_backward(Tensor *loss) {
+  if (loss->size != 1) {
+    char s[64];
+    tensor_error("ag_backward", "the loss must have one element, got shape %s; "
+                 "reduce it first (t_sum_all / t_mean_all)", shape_str(loss, s, sizeof s));
+  }
+  ag_backward_with(loss, NULL);
+}
+
+void ag_step_reset(void) {
+  g_tape_len = 0;
+  arena_reset();
+}
+
+void tensor_shutdown(void) {
+  free(g_tape);
+  g_tape = NULL;
+  g_tape_len = g_tape_cap = 0;
+  arena_free_all();
+}

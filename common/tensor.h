@@ -1,0 +1,110 @@
+/* tensor.h — the one tensor type of attention-lab, its memory, and reverse-mode autograd.
+ *
+ * A Tensor is float32, row-major, 1 to 4 dims, with a device tag. Two lifetimes:
+ *   - parameters (param_new in nn.h): malloc'd, live for the program, own a persistent .grad;
+ *   - activations (everything an op returns): carved from one arena that ag_step_reset()
+ *     rewinds every training step, so the training loop does no per-op malloc.
+ *
+ * Autograd: an op whose inputs require grad appends its output to the tape and remembers a
+ * backward function. ag_backward(loss) walks the tape in reverse; gradients accumulate (+=).
+ * Errors (shape mismatch, bad argument) go through tensor_error(), which names the op and the
+ * shapes; by default it prints and exits(1), tests can catch it (see tensor_catch_errors).
+ */
+#ifndef AL_TENSOR_H
+#define AL_TENSOR_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define T_MAXDIM 4
+
+typedef enum { DEV_CPU = 0, DEV_CUDA = 1 } Device;
+
+typedef struct Tensor Tensor;
+typedef void (*BackwardFn)(Tensor *out);
+
+struct Tensor {
+  float *data;   /* size floats (device memory when device == DEV_CUDA) */
+  float *grad;   /* NULL until a gradient reaches it; same size as data */
+  int ndim;
+  int shape[T_MAXDIM];
+  long size;     /* product of shape */
+  Device device;
+  bool requires_grad;
+  bool is_param; /* lives outside the arena; grad persists across steps */
+  const char *name;   /* parameter name, or the op that produced it */
+  /* autograd record (set by the op that created this tensor) */
+  BackwardFn backward;
+  Tensor *in[3];       /* inputs the backward pushes gradient to */
+  int iarg[6];         /* small integer arguments saved for backward */
+  float farg[2];       /* small float arguments saved for backward */
+  void *aux;           /* op-specific saved buffer (arena memory) */
+};
+
+/* ---------- errors ---------- */
+/* Report an error: "op: message". Prints "error: ..." and exit(1), unless a catch is armed. */
+_Noreturn void tensor_error(const char *op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Tests: arm a catch. tensor_error() then stores the message and longjmps to *env. */
+void tensor_catch_errors(jmp_buf *env);
+const char *tensor_last_error(void);
+/* Format a shape as "(2, 3, 4)" into buf; returns buf. */
+char *shape_str(const Tensor *t, char *buf, size_t n);
+
+/* ---------- arena ---------- */
+void *arena_alloc(size_t bytes);        /* 64-byte aligned, uninitialized */
+void *arena_calloc(size_t bytes);       /* zeroed */
+size_t arena_used(void);                /* bytes in use now */
+size_t arena_peak(void);                /* high-water mark */
+void arena_free_all(void);              /* release every chunk (end of program) */
+
+/* ---------- creation (arena) ---------- */
+Tensor *tensor_new(int ndim, const int *shape);                 /* uninitialized data */
+Tensor *tensor_zeros(int ndim, const int *shape);
+Tensor *tensor_full(int ndim, const int *shape, float v);
+Tensor *tensor_from(int ndim, const int *shape, const float *src); /* copies src */
+Tensor *tensor_like(const Tensor *t);                           /* same shape, zeros */
+Tensor *tensor_arange(int n);                                   /* (n) 0..n-1 */
+Tensor *tensor_rand(int ndim, const int *shape, float lo, float hi);   /* seeded rng */
+Tensor *tensor_randn(int ndim, const int *shape, float mean, float std);
+/* Variadic-shape helpers: tzeros(2, 3, 4) is tensor_zeros(3, (int[]){2, 3, 4}). */
+#define T_NARGS_(_1, _2, _3, _4, N, ...) N
+#define T_NARGS(...) T_NARGS_(__VA_ARGS__, 4, 3, 2, 1, 0)
+#define SHAPE(...) T_NARGS(__VA_ARGS__), (const int[]){__VA_ARGS__}
+#define tzeros(...) tensor_zeros(SHAPE(__VA_ARGS__))
+#define tnew(...) tensor_new(SHAPE(__VA_ARGS__))
+
+long shape_numel(int ndim, const int *shape);
+bool tensor_same_shape(const Tensor *a, const Tensor *b);
+/* Element access for small host code and tests (CPU only, row-major index). */
+float *tensor_at(Tensor *t, const int *idx);
+/* Print like PyTorch: "tensor([[0.5, 0.5], ...])", 4 decimals; name may be NULL. */
+void tensor_print(const Tensor *t, const char *name);
+void tensor_fprint(FILE *f, const Tensor *t, const char *name, int decimals);
+/* Fetch a CPU copy of the data into dst (size floats). */
+void tensor_to_host(const Tensor *t, float *dst);
+
+/* ---------- autograd ---------- */
+/* Whether ops record to the tape (default true). Use false for inference. */
+void ag_set_grad_enabled(bool on);
+bool ag_grad_enabled(void);
+/* Called by ops: true when out should be recorded (grad enabled and an input requires grad). */
+bool ag_needs_grad(const Tensor *a, const Tensor *b, const Tensor *c);
+/* Called by ops: record out on the tape with its backward function and inputs. */
+void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c);
+/* The gradient buffer of t, allocated (zeroed) on first use. */
+float *tensor_grad(Tensor *t);
+/* Seed d(loss)/d(loss) = 1 (loss must have size 1) and run the tape backward. */
+void ag_backward(Tensor *loss);
+/* Same, seeding the output gradient with `seed` (size of out). */
+void ag_backward_with(Tensor *out, const float *seed);
+/* End of a step: clear the tape and rewind the activation arena (parameters untouched). */
+void ag_step_reset(void);
+size_t ag_tape_len(void);
+/* End of program: free the arena and the tape (keeps leak checkers quiet). */
+void tensor_shutdown(void);
+
+#endif

@@ -1,0 +1,2 @@
+.PHONY: bench
+bench:
