@@ -27,6 +27,14 @@ void graded_register(const char *name, int points, const char *desc, GradedFn fn
 void grade_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int grade_failed(void);
+/* Optional, at file scope after a slow test: its own wall-time limit in seconds (default 10,
+ * or the grader's --timeout). A test runs in a scratch directory; $GRADE_ROOT names the
+ * directory the grader was started in (the repository root under make grade). */
+void graded_set_timeout(const char *name, double seconds);
+#define GRADED_TIMEOUT(name, seconds)                                              \
+  __attribute__((constructor)) static void gto_##name(void) {                     \
+    graded_set_timeout(#name, (seconds));                                          \
+  }
 
 #define GRADED_TEST(name, points, desc)                                            \
   static void name(void);                                                          \

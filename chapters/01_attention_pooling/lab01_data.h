@@ -1,0 +1,29 @@
+/* lab01_data.h — the regression data of lab01: the book's generated training set, and `x y`
+ * text files for --data (also read by the golden test). Not an exercise. */
+#ifndef AL_LAB01_DATA_H
+#define AL_LAB01_DATA_H
+
+#include <stddef.h>
+
+/* The noiseless function of the section, in float32 as torch computes it: 2 sin(x) + x^0.8. */
+float lab01_f(float x);
+
+/* The book's training set from g_rng: x sorted uniform in [0, 5) (torch.rand(n) * 5, then
+ * sort), then y = f(x) + N(0, 0.5) noise. x and y hold n floats. */
+void lab01_make_data(int n, float *x, float *y);
+
+/* The book's queries: x_test[i] = 0.1 i for i < n (torch.arange(0, 5, 0.1): the product is
+ * formed in double, then rounded to float). */
+void lab01_arange(float start, double step, int n, float *out);
+
+/* Read a data file of lines "x y" (whitespace-separated; blank lines and text after '#' are
+ * ignored). On success *x and *y are malloc'd arrays of *n >= 2 points (the caller frees them)
+ * and 0 is returned. On failure returns -1, allocates nothing, and err holds one line naming
+ * the file and the line number, e.g. "pts.txt:7: expected two numbers \"x y\", got \"1.5\"". */
+int lab01_read_xy(const char *path, float **x, float **y, int *n, char *err, size_t errlen);
+
+/* Sort the pairs by x (stable, so equal x keep their order: the heatmaps need sorted keys).
+ * Returns 1 when the order changed, else 0. */
+int lab01_sort_xy(float *x, float *y, int n);
+
+#endif

@@ -1,0 +1,372 @@
+/* ops_elementwise.c — elementwise ops: the four arithmetic ops with NumPy broadcasting, scalar
+ * ops and activations, each with its backward.
+ *
+ * Broadcasting. Shapes are aligned from the right; in each dim the sizes must be equal or one
+ * of them 1 (a missing leading dim counts as 1), and the output takes the larger size.
+ * Rather than computing an index per element, an op first builds a Broadcast plan: it drops
+ * the output dims of size 1, merges neighbouring dims that both operands walk contiguously (or
+ * both repeat), and so views the output as `rows` rows of `n` contiguous elements. Within a
+ * row each operand steps by 1, or by 0 when it is repeated along the row; between rows an
+ * odometer over at most three outer dims moves each operand by its own strides. The common
+ * cases collapse to plain loops:
+ *   same shape          (B,T,H) + (B,T,H)  one row of B*T*H, both operands step 1
+ *   scalar operand      (B,T,H) * (1)      one row, the scalar steps 0
+ *   leading-dim repeat  (B,T,H) + (H)      B*T rows of H; b starts every row at offset 0
+ *   e.g. attention      (B,Q,1,H) + (B,1,K,H)  B*Q*K rows of H
+ * so the inner loops are index-free and vectorize.
+ *
+ * Backward. The gradient of a broadcast input is the output gradient summed over the dims the
+ * input was repeated along; accumulate_grad() walks the same plan to do that sum. */
+#include <math.h>
+
+#include "ops.h"
+
+static void check_cpu(const char *op, const Tensor *t) {
+  if (t->device != DEV_CPU)
+    tensor_error(op, "got a CUDA tensor, but this build has no CUDA kernel for %s; "
+                 "run with --device cpu", op);
+}
+
+/* ---------- the broadcast plan ---------- */
+
+enum { ARG_A = 0, ARG_B = 1 }; /* operand index into Broadcast.stride */
+
+typedef struct {
+  int ndim, shape[T_MAXDIM]; /* the broadcast output shape */
+  int nd;                    /* merged dims; dim 0 is the contiguous row, 1..nd-1 the outer */
+  long len[T_MAXDIM];        /* their sizes: len[0] = n, the row length */
+  long stride[2][T_MAXDIM];  /* per operand: elements to step per index, 0 where repeated */
+  long rows;                 /* product of the outer lens */
+} Broadcast;
+
+static Broadcast broadcast_plan(const char *op, const Tensor *a, const Tensor *b) {
+  Broadcast bc = {0};
+  bc.ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
+  long step_a = 1, step_b = 1; /* row-major strides of a and b, built from the right */
+  for (int d = bc.ndim - 1; d >= 0; d--) {
+    int ia = d - (bc.ndim - a->ndim), ib = d - (bc.ndim - b->ndim);
+    int na = ia >= 0 ? a->shape[ia] : 1, nb = ib >= 0 ? b->shape[ib] : 1;
+    if (na != nb && na != 1 && nb != 1) {
+      char sa[64], sb[64];
+      tensor_error(op, "shapes %s and %s do not broadcast: aligned from the right, sizes %d "
+                   "and %d differ and neither is 1; reshape an input (t_view) so that each "
+                   "pair of sizes is equal or one of them is 1",
+                   shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), na, nb);
+    }
+    int n = na == 1 ? nb : na;
+    bc.shape[d] = n;
+    long sa = na == 1 ? 0 : step_a, sb = nb == 1 ? 0 : step_b;
+    step_a *= na;
+    step_b *= nb;
+    if (n == 1) continue; /* a size-1 output dim moves nothing */
+    int k = bc.nd - 1;    /* the merged dim just inside this one */
+    bool continues = k >= 0 && sa == bc.stride[ARG_A][k] * bc.len[k] &&
+                     sb == bc.stride[ARG_B][k] * bc.len[k];
+    if (continues) {
+      bc.len[k] *= n; /* both operands continue the inner dim's walk: merge */
+    } else {
+      bc.len[bc.nd] = n;
+      bc.stride[ARG_A][bc.nd] = sa;
+      bc.stride[ARG_B][bc.nd] = sb;
+      bc.nd++;
+    }
+  }
+  if (bc.nd == 0) { /* a one-element output: a single row of one */
+    bc.len[0] = 1;
+    bc.nd = 1;
+  }
+  bc.rows = 1;
+  for (int k = 1; k < bc.nd; k++) bc.rows *= bc.len[k];
+  return bc;
+}
+
+/* Advance the operand offsets to the next row: an odometer over the outer dims. */
+static void next_row(const Broadcast *bc, long idx[T_MAXDIM], long off[2]) {
+  for (int k = 1; k < bc->nd; k++) {
+    off[ARG_A] += bc->stride[ARG_A][k];
+    off[ARG_B] += bc->stride[ARG_B][k];
+    if (++idx[k] < bc->len[k]) return;
+    idx[k] = 0;
+    off[ARG_A] -= bc->stride[ARG_A][k] * bc->len[k];
+    off[ARG_B] -= bc->stride[ARG_B][k] * bc->len[k];
+  }
+}
+
+/* ---------- forward row kernels ---------- */
+/* out[j] = x OP y over one row, where x steps through a by ia and y through b by ib (1 or 0).
+ * One loop per stride pattern, so the compiler sees unit-stride loops it can vectorize. */
+typedef void (*RowKernel)(float *restrict out, const float *a, int ia, const float *b, int ib,
+                          long n);
+
+#define DEFINE_ROW_KERNEL(name, EXPR)                                                     \
+  static void name(float *restrict out, const float *a, int ia, const float *b, int ib,  \
+                   long n) {                                                               \
+    if (ia && ib) {                                                                        \
+      for (long j = 0; j < n; j++) {                                                       \
+        float x = a[j], y = b[j];                                                          \
+        out[j] = (EXPR);                                                                   \
+      }                                                                                    \
+    } else if (ia) {                                                                       \
+      const float y = b[0];                                                                \
+      for (long j = 0; j < n; j++) {                                                       \
+        float x = a[j];                                                                    \
+        out[j] = (EXPR);                                                                   \
+      }                                                                                    \
+    } else if (ib) {                                                                       \
+      const float x = a[0];                                                                \
+      for (long j = 0; j < n; j++) {                                                       \
+        float y = b[j];                                                                    \
+        out[j] = (EXPR);                                                                   \
+      }                                                                                    \
+    } else { /* only for a one-element output */                                           \
+      const float x = a[0], y = b[0];                                                      \
+      for (long j = 0; j < n; j++) out[j] = (EXPR);                                        \
+    }                                                                                      \
+  }
+
+DEFINE_ROW_KERNEL(row_add, x + y)
+DEFINE_ROW_KERNEL(row_sub, x - y)
+DEFINE_ROW_KERNEL(row_mul, x * y)
+DEFINE_ROW_KERNEL(row_div, x / y)
+
+static Tensor *binary_forward(const char *op, RowKernel kernel, BackwardFn backward, Tensor *a,
+                              Tensor *b) {
+  check_cpu(op, a);
+  check_cpu(op, b);
+  Broadcast bc = broadcast_plan(op, a, b);
+  Tensor *out = tensor_new(bc.ndim, bc.shape);
+  out->name = op;
+  const long n = bc.len[0];
+  const int ia = (int)bc.stride[ARG_A][0], ib = (int)bc.stride[ARG_B][0];
+  long idx[T_MAXDIM] = {0}, off[2] = {0, 0};
+  for (long r = 0; r < bc.rows; r++) {
+    kernel(out->data + r * n, a->data + off[ARG_A], ia, b->data + off[ARG_B], ib, n);
+    next_row(&bc, idx, off);
+  }
+  if (ag_needs_grad(a, b, NULL)) ag_record(out, backward, a, b, NULL);
+  return out;
+}
+
+/* ---------- backward: sum the gradient back over repeated dims ---------- */
+
+/* gx += scale * g * y, summed over the dims operand x was repeated along. g has the output's
+ * shape; y is the other operand's data (walked with its strides), or NULL for y = 1. */
+static void accumulate_grad(const Broadcast *bc, int x, float *gx, const float *g,
+                            const float *y, float scale) {
+  const int other = 1 - x;
+  const long n = bc->len[0];
+  const int ix = (int)bc->stride[x][0], iy = y ? (int)bc->stride[other][0] : 0;
+  const float one = 1.0f;
+  long idx[T_MAXDIM] = {0}, off[2] = {0, 0};
+  for (long r = 0; r < bc->rows; r++) {
+    float *gxr = gx + off[x];
+    const float *gr = g + r * n, *yr = y ? y + off[other] : &one;
+    if (ix && iy) {
+      for (long j = 0; j < n; j++) gxr[j] += scale * gr[j] * yr[j];
+    } else if (ix) {
+      const float s = scale * yr[0];
+      for (long j = 0; j < n; j++) gxr[j] += s * gr[j];
+    } else { /* x repeats along the row: reduce the row to one number */
+      double acc = 0;
+      if (iy) {
+        for (long j = 0; j < n; j++) acc += gr[j] * yr[j];
+      } else {
+        for (long j = 0; j < n; j++) acc += gr[j];
+        acc *= yr[0];
+      }
+      gxr[0] += (float)(scale * acc);
+    }
+    next_row(bc, idx, off);
+  }
+}
+
+static void add_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  Broadcast bc = broadcast_plan("t_add", a, b);
+  if (a->requires_grad) accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, NULL, 1.0f);
+  if (b->requires_grad) accumulate_grad(&bc, ARG_B, tensor_grad(b), out->grad, NULL, 1.0f);
+}
+
+static void sub_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  Broadcast bc = broadcast_plan("t_sub", a, b);
+  if (a->requires_grad) accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, NULL, 1.0f);
+  if (b->requires_grad) accumulate_grad(&bc, ARG_B, tensor_grad(b), out->grad, NULL, -1.0f);
+}
+
+static void mul_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  Broadcast bc = broadcast_plan("t_mul", a, b);
+  if (a->requires_grad) accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, b->data, 1.0f);
+  if (b->requires_grad) accumulate_grad(&bc, ARG_B, tensor_grad(b), out->grad, a->data, 1.0f);
+}
+
+/* d(a/b)/da = 1/b; d(a/b)/db = -a/b^2. Within one element of b's gradient b is constant, so
+ * grad_b[k] -= (sum of g * a over what b[k] touched) / b[k]^2: one scratch of b's size. */
+static void div_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  Broadcast bc = broadcast_plan("t_div", a, b);
+  if (a->requires_grad) {
+    float *inv_b = arena_alloc(sizeof(float) * (size_t)b->size);
+    for (long k = 0; k < b->size; k++) inv_b[k] = 1.0f / b->data[k];
+    accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, inv_b, 1.0f);
+  }
+  if (b->requires_grad) {
+    float *ga_sum = arena_calloc(sizeof(float) * (size_t)b->size);
+    accumulate_grad(&bc, ARG_B, ga_sum, out->grad, a->data, 1.0f);
+    float *gb = tensor_grad(b);
+    for (long k = 0; k < b->size; k++) gb[k] -= ga_sum[k] / (b->data[k] * b->data[k]);
+  }
+}
+
+Tensor *t_add(Tensor *a, Tensor *b) { return binary_forward("t_add", row_add, add_backward, a, b); }
+Tensor *t_sub(Tensor *a, Tensor *b) { return binary_forward("t_sub", row_sub, sub_backward, a, b); }
+Tensor *t_mul(Tensor *a, Tensor *b) { return binary_forward("t_mul", row_mul, mul_backward, a, b); }
+Tensor *t_div(Tensor *a, Tensor *b) { return binary_forward("t_div", row_div, div_backward, a, b); }
+
+/* ---------- unary ops ---------- */
+/* Each forward fills an output of a's shape; each backward adds g * dy/dx into a's gradient,
+ * using the output data where that is cheaper (exp, tanh, sigmoid, relu). A unary op is
+ * recorded only when a requires grad, so its backward need not check. */
+
+static Tensor *unary_new(const char *op, Tensor *a) {
+  check_cpu(op, a);
+  Tensor *out = tensor_new(a->ndim, a->shape);
+  out->name = op;
+  return out;
+}
+
+static Tensor *unary_record(Tensor *out, Tensor *a, BackwardFn backward) {
+  if (ag_needs_grad(a, NULL, NULL)) ag_record(out, backward, a, NULL, NULL);
+  return out;
+}
+
+static void scale_backward(Tensor *out) { /* d(s x) = s */
+  float *ga = tensor_grad(out->in[0]);
+  const float s = out->farg[0], *g = out->grad;
+  for (long i = 0; i < out->size; i++) ga[i] += s * g[i];
+}
+
+Tensor *t_scale(Tensor *a, float s) {
+  Tensor *out = unary_new("t_scale", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = a->data[i] * s;
+  out->farg[0] = s;
+  return unary_record(out, a, scale_backward);
+}
+
+Tensor *t_neg(Tensor *a) {
+  Tensor *out = unary_new("t_neg", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = -a->data[i];
+  out->farg[0] = -1.0f;
+  return unary_record(out, a, scale_backward);
+}
+
+static void add_scalar_backward(Tensor *out) { /* d(x + s) = 1 */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad;
+  for (long i = 0; i < out->size; i++) ga[i] += g[i];
+}
+
+Tensor *t_add_scalar(Tensor *a, float s) {
+  Tensor *out = unary_new("t_add_scalar", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = a->data[i] + s;
+  return unary_record(out, a, add_scalar_backward);
+}
+
+static void exp_backward(Tensor *out) { /* d(e^x) = e^x = y */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *y = out->data;
+  for (long i = 0; i < out->size; i++) ga[i] += g[i] * y[i];
+}
+
+Tensor *t_exp(Tensor *a) {
+  Tensor *out = unary_new("t_exp", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = expf(a->data[i]);
+  return unary_record(out, a, exp_backward);
+}
+
+static void log_backward(Tensor *out) { /* d(log x) = 1/x */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *x = out->in[0]->data;
+  for (long i = 0; i < out->size; i++) ga[i] += g[i] / x[i];
+}
+
+Tensor *t_log(Tensor *a) {
+  Tensor *out = unary_new("t_log", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = logf(a->data[i]);
+  return unary_record(out, a, log_backward);
+}
+
+static void square_backward(Tensor *out) { /* d(x^2) = 2x */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *x = out->in[0]->data;
+  for (long i = 0; i < out->size; i++) ga[i] += 2.0f * x[i] * g[i];
+}
+
+Tensor *t_square(Tensor *a) {
+  Tensor *out = unary_new("t_square", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = a->data[i] * a->data[i];
+  return unary_record(out, a, square_backward);
+}
+
+static void tanh_backward(Tensor *out) { /* d(tanh x) = 1 - y^2 */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *y = out->data;
+  for (long i = 0; i < out->size; i++) ga[i] += g[i] * (1.0f - y[i] * y[i]);
+}
+
+Tensor *t_tanh(Tensor *a) {
+  Tensor *out = unary_new("t_tanh", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = tanhf(a->data[i]);
+  return unary_record(out, a, tanh_backward);
+}
+
+static void sigmoid_backward(Tensor *out) { /* d(sigmoid x) = y (1 - y) */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *y = out->data;
+  for (long i = 0; i < out->size; i++) ga[i] += g[i] * y[i] * (1.0f - y[i]);
+}
+
+Tensor *t_sigmoid(Tensor *a) {
+  Tensor *out = unary_new("t_sigmoid", a);
+  /* for very negative x, expf(-x) overflows to inf and the result is a clean 0 */
+  for (long i = 0; i < a->size; i++) out->data[i] = 1.0f / (1.0f + expf(-a->data[i]));
+  return unary_record(out, a, sigmoid_backward);
+}
+
+static void relu_backward(Tensor *out) { /* 1 where the output is positive, else 0 */
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *y = out->data;
+  for (long i = 0; i < out->size; i++) ga[i] += y[i] > 0.0f ? g[i] : 0.0f;
+}
+
+Tensor *t_relu(Tensor *a) {
+  Tensor *out = unary_new("t_relu", a);
+  for (long i = 0; i < a->size; i++) out->data[i] = a->data[i] > 0.0f ? a->data[i] : 0.0f;
+  return unary_record(out, a, relu_backward);
+}
+
+/* GELU(x) = x Φ(x) with the standard normal CDF Φ(x) = (1 + erf(x/√2)) / 2 — the exact form
+ * of torch.nn.GELU(), not the tanh approximation. Its derivative is Φ(x) + x φ(x), with the
+ * normal density φ(x) = exp(-x²/2) / √(2π). */
+#define GELU_INV_SQRT2 0.70710678118654752f
+#define GELU_INV_SQRT_2PI 0.39894228040143268f
+
+static void gelu_backward(Tensor *out) {
+  float *ga = tensor_grad(out->in[0]);
+  const float *g = out->grad, *x = out->in[0]->data;
+  for (long i = 0; i < out->size; i++) {
+    float cdf = 0.5f * (1.0f + erff(x[i] * GELU_INV_SQRT2));
+    float pdf = GELU_INV_SQRT_2PI * expf(-0.5f * x[i] * x[i]);
+    ga[i] += g[i] * (cdf + x[i] * pdf);
+  }
+}
+
+Tensor *t_gelu(Tensor *a) {
+  Tensor *out = unary_new("t_gelu", a);
+  for (long i = 0; i < a->size; i++) {
+    float x = a->data[i];
+    out->data[i] = 0.5f * x * (1.0f + erff(x * GELU_INV_SQRT2));
+  }
+  return unary_record(out, a, gelu_backward);
+}

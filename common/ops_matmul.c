@@ -1,0 +1,185 @@
+/* ops_matmul.c — matrix products: t_matmul, t_bmm, t_bmm_nt, t_linear.
+ *
+ * Every product (forward and backward) is one gemm()/gemm_batched() call on the row-major
+ * buffers; the backward passes use gemm's transpose flags instead of materialising transposes.
+ * With C = A B:   dA += dC B^T,   dB += A^T dC   (beta = 1 accumulates into existing grads). */
+#include <string.h>
+
+#include "gemm.h"
+#include "ops.h"
+
+/* CUDA tensors have their own dispatch; these CPU kernels must never see device pointers. */
+static void need_cpu(const char *op, const Tensor *a, const Tensor *b) {
+  if (a->device != DEV_CPU || (b && b->device != DEV_CPU))
+    tensor_error(op, "CUDA tensors are not supported by this build's CPU kernel");
+}
+
+/* ---------- t_matmul: (m,k) @ (k,n) -> (m,n) ---------- */
+
+static void matmul_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  int m = out->iarg[0], n = out->iarg[1], k = out->iarg[2];
+  const float *dC = out->grad;
+  if (a->requires_grad) /* dA (m,k) += dC (m,n) @ B^T (n,k) */
+    gemm(false, true, m, k, n, 1.0f, dC, n, b->data, n, 1.0f, tensor_grad(a), k);
+  if (b->requires_grad) /* dB (k,n) += A^T (k,m) @ dC (m,n) */
+    gemm(true, false, k, n, m, 1.0f, a->data, k, dC, n, 1.0f, tensor_grad(b), n);
+}
+
+Tensor *t_matmul(Tensor *a, Tensor *b) {
+  char sa[64], sb[64];
+  if (a->ndim != 2 || b->ndim != 2)
+    tensor_error("t_matmul", "needs two 2-D matrices, got %s and %s; use t_bmm for batches "
+                 "of matrices and t_linear for (..., in) @ (in, out)",
+                 shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
+  if (a->shape[1] != b->shape[0])
+    tensor_error("t_matmul", "inner dimensions differ: %s @ %s (columns of the first must equal "
+                 "rows of the second)", shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
+  need_cpu("t_matmul", a, b);
+  int m = a->shape[0], k = a->shape[1], n = b->shape[1];
+  Tensor *out = tensor_new(2, (int[]){m, n}); /* (m, n) */
+  out->name = "matmul";
+  gemm(false, false, m, n, k, 1.0f, a->data, k, b->data, n, 0.0f, out->data, n);
+  if (ag_needs_grad(a, b, NULL)) {
+    out->iarg[0] = m;
+    out->iarg[1] = n;
+    out->iarg[2] = k;
+    ag_record(out, matmul_backward, a, b, NULL);
+  }
+  return out;
+}
+
+/* ---------- t_bmm: (B,m,k) @ (B,k,n) -> (B,m,n) ---------- */
+
+static void bmm_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  int B = out->iarg[0], m = out->iarg[1], n = out->iarg[2], k = out->iarg[3];
+  const float *dC = out->grad;
+  if (a->requires_grad) /* dA[i] (m,k) += dC[i] (m,n) @ B[i]^T (n,k) */
+    gemm_batched(false, true, m, k, n, 1.0f, dC, n, (long)m * n, b->data, n, (long)k * n, 1.0f,
+                 tensor_grad(a), k, (long)m * k, B);
+  if (b->requires_grad) /* dB[i] (k,n) += A[i]^T (k,m) @ dC[i] (m,n) */
+    gemm_batched(true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n, (long)m * n, 1.0f,
+                 tensor_grad(b), n, (long)k * n, B);
+}
+
+Tensor *t_bmm(Tensor *a, Tensor *b) {
+  char sa[64], sb[64];
+  if (a->ndim != 3 || b->ndim != 3)
+    tensor_error("t_bmm", "needs two 3-D batches (B, m, k) and (B, k, n), got %s and %s; "
+                 "reshape with t_view first", shape_str(a, sa, sizeof sa),
+                 shape_str(b, sb, sizeof sb));
+  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[1])
+    tensor_error("t_bmm", "shapes %s and %s do not fit (B, m, k) @ (B, k, n): batch sizes and "
+                 "inner dimensions must match", shape_str(a, sa, sizeof sa),
+                 shape_str(b, sb, sizeof sb));
+  need_cpu("t_bmm", a, b);
+  int B = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[2];
+  Tensor *out = tensor_new(3, (int[]){B, m, n}); /* (B, m, n) */
+  out->name = "bmm";
+  gemm_batched(false, false, m, n, k, 1.0f, a->data, k, (long)m * k, b->data, n, (long)k * n,
+               0.0f, out->data, n, (long)m * n, B);
+  if (ag_needs_grad(a, b, NULL)) {
+    out->iarg[0] = B;
+    out->iarg[1] = m;
+    out->iarg[2] = n;
+    out->iarg[3] = k;
+    ag_record(out, bmm_backward, a, b, NULL);
+  }
+  return out;
+}
+
+/* ---------- t_bmm_nt: (B,m,k) @ (B,n,k)^T -> (B,m,n) ---------- */
+
+static void bmm_nt_backward(Tensor *out) {
+  Tensor *a = out->in[0], *b = out->in[1];
+  int B = out->iarg[0], m = out->iarg[1], n = out->iarg[2], k = out->iarg[3];
+  const float *dC = out->grad;
+  if (a->requires_grad) /* dA[i] (m,k) += dC[i] (m,n) @ B[i] (n,k) */
+    gemm_batched(false, false, m, k, n, 1.0f, dC, n, (long)m * n, b->data, k, (long)n * k, 1.0f,
+                 tensor_grad(a), k, (long)m * k, B);
+  if (b->requires_grad) /* dB[i] (n,k) += dC[i]^T (n,m) @ A[i] (m,k) */
+    gemm_batched(true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k, (long)m * k, 1.0f,
+                 tensor_grad(b), k, (long)n * k, B);
+}
+
+Tensor *t_bmm_nt(Tensor *a, Tensor *b) {
+  char sa[64], sb[64];
+  if (a->ndim != 3 || b->ndim != 3)
+    tensor_error("t_bmm_nt", "needs two 3-D batches (B, m, k) and (B, n, k), got %s and %s; "
+                 "reshape with t_view first", shape_str(a, sa, sizeof sa),
+                 shape_str(b, sb, sizeof sb));
+  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2])
+    tensor_error("t_bmm_nt", "shapes %s and %s do not fit (B, m, k) @ (B, n, k)^T: batch sizes "
+                 "and last dimensions must match", shape_str(a, sa, sizeof sa),
+                 shape_str(b, sb, sizeof sb));
+  need_cpu("t_bmm_nt", a, b);
+  int B = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[1];
+  Tensor *out = tensor_new(3, (int[]){B, m, n}); /* (B, m, n) */
+  out->name = "bmm_nt";
+  gemm_batched(false, true, m, n, k, 1.0f, a->data, k, (long)m * k, b->data, k, (long)n * k,
+               0.0f, out->data, n, (long)m * n, B);
+  if (ag_needs_grad(a, b, NULL)) {
+    out->iarg[0] = B;
+    out->iarg[1] = m;
+    out->iarg[2] = n;
+    out->iarg[3] = k;
+    ag_record(out, bmm_nt_backward, a, b, NULL);
+  }
+  return out;
+}
+
+/* ---------- t_linear: x (..., in) @ W (in, out) + b (out) -> (..., out) ---------- */
+/* The leading dims of x are flattened into rows, so the whole layer is one GEMM. */
+
+static void linear_backward(Tensor *out) {
+  Tensor *x = out->in[0], *W = out->in[1], *b = out->in[2];
+  int rows = out->iarg[0], in = out->iarg[1], nout = out->iarg[2];
+  const float *dY = out->grad;
+  if (x->requires_grad) /* dx (rows,in) += dY (rows,out) @ W^T (out,in) */
+    gemm(false, true, rows, in, nout, 1.0f, dY, nout, W->data, nout, 1.0f, tensor_grad(x), in);
+  if (W->requires_grad) /* dW (in,out) += x^T (in,rows) @ dY (rows,out) */
+    gemm(true, false, in, nout, rows, 1.0f, x->data, in, dY, nout, 1.0f, tensor_grad(W), nout);
+  if (b && b->requires_grad) { /* db (out) += column sums of dY */
+    float *db = tensor_grad(b);
+    for (int r = 0; r < rows; r++) {
+      const float *g = dY + (size_t)r * nout;
+      for (int j = 0; j < nout; j++) db[j] += g[j];
+    }
+  }
+}
+
+Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b) {
+  char sx[64], sw[64], sb[64];
+  if (W->ndim != 2)
+    tensor_error("t_linear", "the weight must be 2-D (in, out), got %s (input %s)",
+                 shape_str(W, sw, sizeof sw), shape_str(x, sx, sizeof sx));
+  if (x->shape[x->ndim - 1] != W->shape[0])
+    tensor_error("t_linear", "input %s has last dim %d but the weight %s expects in = %d",
+                 shape_str(x, sx, sizeof sx), x->shape[x->ndim - 1],
+                 shape_str(W, sw, sizeof sw), W->shape[0]);
+  if (b && (b->ndim != 1 || b->shape[0] != W->shape[1]))
+    tensor_error("t_linear", "the bias must have shape (%d) to match the weight %s, got %s",
+                 W->shape[1], shape_str(W, sw, sizeof sw), shape_str(b, sb, sizeof sb));
+  need_cpu("t_linear", x, W);
+  if (b) need_cpu("t_linear", b, NULL);
+  int in = W->shape[0], nout = W->shape[1];
+  int rows = in ? (int)(x->size / in) : (int)shape_numel(x->ndim - 1, x->shape);
+  int shape[T_MAXDIM];
+  memcpy(shape, x->shape, sizeof shape);
+  shape[x->ndim - 1] = nout;
+  Tensor *out = tensor_new(x->ndim, shape); /* (..., out) */
+  out->name = "linear";
+  float *Y = out->data;
+  if (b) { /* seed every row with the bias and let the GEMM accumulate onto it (beta = 1) */
+    for (int r = 0; r < rows; r++) memcpy(Y + (size_t)r * nout, b->data, sizeof(float) * nout);
+  }
+  gemm(false, false, rows, nout, in, 1.0f, x->data, in, W->data, nout, b ? 1.0f : 0.0f, Y, nout);
+  if (ag_needs_grad(x, W, b)) {
+    out->iarg[0] = rows;
+    out->iarg[1] = in;
+    out->iarg[2] = nout;
+    ag_record(out, linear_backward, x, W, b);
+  }
+  return out;
+}

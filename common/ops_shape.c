@@ -1,0 +1,387 @@
+/* ops_shape.c — reshape (a view), permute/transpose (copies), concat, slice, repeat_interleave,
+ * patchify, copy and detach.
+ *
+ * Most ops here see a tensor as (outer, dim, inner): the dims before the one they work on, that
+ * dim, and the dims after it. In row-major order a block of `inner` floats is contiguous, so the
+ * copies are memcpy-sized runs and the backward passes add the same runs back.
+ */
+#include <string.h>
+
+#include "ops.h"
+
+static void need_cpu(const char *op, const char *what, const Tensor *t) {
+  if (!t) tensor_error(op, "%s is NULL (did an unfinished exercise return NULL?)", what);
+  if (t->device != DEV_CPU)
+    tensor_error(op, "%s is on the GPU but this op has no CUDA kernel in this build; "
+                 "move it to the CPU first", what);
+}
+
+/* A dim index in [-ndim, ndim) made non-negative. */
+static int norm_dim(const char *op, const Tensor *t, int dim) {
+  int d = dim < 0 ? dim + t->ndim : dim;
+  if (d < 0 || d >= t->ndim) {
+    char s[64];
+    tensor_error(op, "dim %d is out of range for a tensor of shape %s (valid: %d to %d)", dim,
+                 shape_str(t, s, sizeof s), -t->ndim, t->ndim - 1);
+  }
+  return d;
+}
+
+static long outer_of(const Tensor *t, int d) { return shape_numel(d, t->shape); }
+static long inner_of(const Tensor *t, int d) {
+  return shape_numel(t->ndim - d - 1, t->shape + d + 1);
+}
+
+/* dst[i] += src[i] for n floats. */
+static void add_into(float *dst, const float *src, long n) {
+  for (long i = 0; i < n; i++) dst[i] += src[i];
+}
+
+/* A new tensor header that shares x's data (no copy). */
+static Tensor *view_of(const Tensor *x, int ndim, const int *shape, const char *name) {
+  Tensor *v = arena_calloc(sizeof *v);
+  v->ndim = ndim;
+  memcpy(v->shape, shape, sizeof(int) * (size_t)ndim);
+  v->size = x->size;
+  v->data = x->data;
+  v->device = x->device;
+  v->name = name;
+  return v;
+}
+
+/* Backward of ops whose output is the input's data in the same order (reshape, copy). */
+static void identity_backward(Tensor *out) {
+  add_into(tensor_grad(out->in[0]), out->grad, out->size);
+}
+
+/* ---------- reshape ---------- */
+
+Tensor *t_reshape(Tensor *x, int ndim, const int *shape) {
+  const char *op = "t_reshape";
+  if (!x) tensor_error(op, "x is NULL (did an unfinished exercise return NULL?)");
+  char sx[64], want[64];
+  if (ndim < 1 || ndim > T_MAXDIM)
+    tensor_error(op, "a shape has 1 to %d dims, got %d (reshaping %s)", T_MAXDIM, ndim,
+                 shape_str(x, sx, sizeof sx));
+  /* the requested shape as text, -1 included, for the error messages */
+  size_t k = (size_t)snprintf(want, sizeof want, "(");
+  for (int i = 0; i < ndim; i++)
+    k += (size_t)snprintf(want + k, sizeof want - k, i ? ", %d" : "%d", shape[i]);
+  snprintf(want + k, sizeof want - k, ")");
+
+  int s[T_MAXDIM], infer = -1;
+  long known = 1;
+  for (int i = 0; i < ndim; i++) {
+    s[i] = shape[i];
+    if (shape[i] == -1) {
+      if (infer >= 0) tensor_error(op, "shape %s has more than one -1 dim", want);
+      infer = i;
+    } else if (shape[i] < 0) {
+      tensor_error(op, "shape %s has a negative size (only -1, to infer one dim)", want);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x->size % known)
+      tensor_error(op, "cannot reshape %s (%ld elements) to %s: no size for the -1 dim fits",
+                   shape_str(x, sx, sizeof sx), x->size, want);
+    s[infer] = (int)(x->size / known);
+  } else if (known != x->size) {
+    tensor_error(op, "cannot reshape %s (%ld elements) to %s (%ld elements)",
+                 shape_str(x, sx, sizeof sx), x->size, want, known);
+  }
+  Tensor *out = view_of(x, ndim, s, "reshape");
+  if (ag_needs_grad(x, NULL, NULL)) ag_record(out, identity_backward, x, NULL, NULL);
+  return out;
+}
+
+/* ---------- permute / transpose ---------- */
+
+/* Walk the output (shape oshape, 4 dims after padding) in row-major order; output index
+ * (i0..i3) reads input offset sum(i_k * sstride[k]). Forward copies in -> outp; backward adds
+ * outp (the output gradient) into in (the input gradient) along the same walk. */
+static void permute_walk(float *in, float *outp, const int *oshape, const long *sstride,
+                         bool backward) {
+  long o = 0;
+  for (int a = 0; a < oshape[0]; a++)
+    for (int b = 0; b < oshape[1]; b++)
+      for (int c = 0; c < oshape[2]; c++) {
+        float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
+        long st = sstride[3];
+        if (backward)
+          for (int d = 0; d < oshape[3]; d++) base[d * st] += outp[o++];
+        else
+          for (int d = 0; d < oshape[3]; d++) outp[o++] = base[d * st];
+      }
+}
+
+/* out dim k is input dim perm[k]; padded to 4 dims with leading size-1 dims. */
+static void permute_geometry(const Tensor *x, const int *perm, int *oshape, long *sstride) {
+  long istride[T_MAXDIM];
+  long st = 1;
+  for (int i = x->ndim - 1; i >= 0; i--) {
+    istride[i] = st;
+    st *= x->shape[i];
+  }
+  int pad = T_MAXDIM - x->ndim;
+  for (int k = 0; k < T_MAXDIM; k++) {
+    oshape[k] = k < pad ? 1 : x->shape[perm[k - pad]];
+    sstride[k] = k < pad ? 0 : istride[perm[k - pad]];
+  }
+}
+
+static void permute_backward(Tensor *out) {
+  Tensor *x = out->in[0];
+  int oshape[T_MAXDIM];
+  long sstride[T_MAXDIM];
+  permute_geometry(x, out->iarg, oshape, sstride);
+  permute_walk(tensor_grad(x), out->grad, oshape, sstride, true);
+}
+
+Tensor *t_permute(Tensor *x, const int *perm) {
+  const char *op = "t_permute";
+  need_cpu(op, "x", x);
+  int p[T_MAXDIM] = {0}, seen[T_MAXDIM] = {0};
+  for (int k = 0; k < x->ndim; k++) {
+    p[k] = norm_dim(op, x, perm[k]);
+    if (seen[p[k]]++) {
+      char s[64];
+      tensor_error(op, "perm names dim %d twice; it must list each dim of %s exactly once", p[k],
+                   shape_str(x, s, sizeof s));
+    }
+  }
+  int oshape[T_MAXDIM], shape[T_MAXDIM];
+  long sstride[T_MAXDIM];
+  permute_geometry(x, p, oshape, sstride);
+  for (int k = 0; k < x->ndim; k++) shape[k] = x->shape[p[k]];
+  Tensor *out = tensor_new(x->ndim, shape);
+  out->name = "permute";
+  permute_walk(x->data, out->data, oshape, sstride, false);
+  if (ag_needs_grad(x, NULL, NULL)) {
+    memcpy(out->iarg, p, sizeof(int) * (size_t)x->ndim);
+    ag_record(out, permute_backward, x, NULL, NULL);
+  }
+  return out;
+}
+
+Tensor *t_transpose(Tensor *x, int d0, int d1) {
+  need_cpu("t_transpose", "x", x);
+  int a = norm_dim("t_transpose", x, d0), b = norm_dim("t_transpose", x, d1);
+  int p[T_MAXDIM] = {0, 1, 2, 3};
+  p[a] = b;
+  p[b] = a;
+  return t_permute(x, p);
+}
+
+/* ---------- concat ---------- */
+
+/* The inputs live in aux (there can be more than the three in[] slots). */
+typedef struct {
+  Tensor **xs;
+  int n, dim;
+} CatSaved;
+
+static void concat_backward(Tensor *out) {
+  const CatSaved *s = out->aux;
+  long outer = outer_of(out, s->dim), inner = inner_of(out, s->dim);
+  long orow = (long)out->shape[s->dim] * inner, off = 0;
+  for (int k = 0; k < s->n; k++) {
+    Tensor *x = s->xs[k];
+    long row = (long)x->shape[s->dim] * inner;
+    if (x->requires_grad) {
+      float *dx = tensor_grad(x);
+      for (long o = 0; o < outer; o++) add_into(dx + o * row, out->grad + o * orow + off, row);
+    }
+    off += row;
+  }
+}
+
+Tensor *t_concat(Tensor **xs, int n, int dim) {
+  const char *op = "t_concat";
+  if (n < 1) tensor_error(op, "needs at least one tensor, got %d", n);
+  for (int k = 0; k < n; k++) need_cpu(op, "an input", xs[k]);
+  int d = norm_dim(op, xs[0], dim);
+  int shape[T_MAXDIM];
+  memcpy(shape, xs[0]->shape, sizeof shape);
+  shape[d] = 0;
+  bool grad = false;
+  for (int k = 0; k < n; k++) {
+    const Tensor *x = xs[k];
+    bool ok = x->ndim == xs[0]->ndim;
+    for (int i = 0; ok && i < x->ndim; i++) ok = i == d || x->shape[i] == xs[0]->shape[i];
+    if (!ok) {
+      char s0[64], sk[64];
+      tensor_error(op, "input %d has shape %s, input 0 has %s: they must match in every dim "
+                   "except dim %d", k, shape_str(x, sk, sizeof sk), shape_str(xs[0], s0, sizeof s0),
+                   d);
+    }
+    shape[d] += x->shape[d];
+    grad = grad || x->requires_grad;
+  }
+  Tensor *out = tensor_new(xs[0]->ndim, shape);
+  out->name = "concat";
+  long outer = outer_of(out, d), inner = inner_of(out, d);
+  long orow = (long)shape[d] * inner, off = 0;
+  for (int k = 0; k < n; k++) {
+    long row = (long)xs[k]->shape[d] * inner;
+    for (long o = 0; o < outer; o++)
+      memcpy(out->data + o * orow + off, xs[k]->data + o * row, sizeof(float) * (size_t)row);
+    off += row;
+  }
+  if (grad && ag_grad_enabled()) {
+    CatSaved *s = arena_alloc(sizeof *s);
+    s->xs = arena_alloc(sizeof(Tensor *) * (size_t)n);
+    memcpy(s->xs, xs, sizeof(Tensor *) * (size_t)n);
+    s->n = n;
+    s->dim = d;
+    out->aux = s;
+    ag_record(out, concat_backward, xs[0], n > 1 ? xs[1] : NULL, n > 2 ? xs[2] : NULL);
+  }
+  return out;
+}
+
+Tensor *t_cat2(Tensor *a, Tensor *b, int dim) { return t_concat((Tensor *[]){a, b}, 2, dim); }
+
+/* ---------- slice ---------- */
+
+static void slice_backward(Tensor *out) {
+  Tensor *x = out->in[0];
+  int d = out->iarg[0], start = out->iarg[1];
+  long outer = outer_of(x, d), inner = inner_of(x, d);
+  long xrow = (long)x->shape[d] * inner, orow = (long)out->shape[d] * inner;
+  float *dx = tensor_grad(x);
+  for (long o = 0; o < outer; o++)
+    add_into(dx + o * xrow + start * inner, out->grad + o * orow, orow);
+}
+
+Tensor *t_slice(Tensor *x, int dim, int start, int end) {
+  const char *op = "t_slice";
+  need_cpu(op, "x", x);
+  int d = norm_dim(op, x, dim), n = x->shape[d];
+  /* negative bounds count from the end, as in Python */
+  int s = start < 0 ? start + n : start, e = end < 0 ? end + n : end;
+  if (s < 0 || e > n || s > e) {
+    char sx[64];
+    tensor_error(op, "range [%d, %d) is not within dim %d (size %d) of %s", start, end, d, n,
+                 shape_str(x, sx, sizeof sx));
+  }
+  int shape[T_MAXDIM];
+  memcpy(shape, x->shape, sizeof shape);
+  shape[d] = e - s;
+  Tensor *out = tensor_new(x->ndim, shape);
+  out->name = "slice";
+  long outer = outer_of(x, d), inner = inner_of(x, d);
+  long xrow = (long)n * inner, orow = (long)(e - s) * inner;
+  for (long o = 0; o < outer; o++)
+    memcpy(out->data + o * orow, x->data + o * xrow + s * inner, sizeof(float) * (size_t)orow);
+  if (ag_needs_grad(x, NULL, NULL)) {
+    out->iarg[0] = d;
+    out->iarg[1] = s;
+    ag_record(out, slice_backward, x, NULL, NULL);
+  }
+  return out;
+}
+
+/* ---------- repeat_interleave ---------- */
+
+/* Output index i along dim came from input index i / repeats: its gradients sum back there. */
+static void repeat_interleave_backward(Tensor *out) {
+  Tensor *x = out->in[0];
+  int d = out->iarg[0], reps = out->iarg[1], n = x->shape[d];
+  long outer = outer_of(x, d), inner = inner_of(x, d);
+  float *dx = tensor_grad(x);
+  const float *g = out->grad;
+  for (long o = 0; o < outer; o++)
+    for (int i = 0; i < n; i++)
+      for (int r = 0; r < reps; r++, g += inner) add_into(dx + (o * n + i) * inner, g, inner);
+}
+
+Tensor *t_repeat_interleave(Tensor *x, int repeats, int dim) {
+  const char *op = "t_repeat_interleave";
+  need_cpu(op, "x", x);
+  int d = norm_dim(op, x, dim);
+  if (repeats < 1) tensor_error(op, "repeats = %d must be >= 1", repeats);
+  int shape[T_MAXDIM];
+  memcpy(shape, x->shape, sizeof shape);
+  shape[d] = x->shape[d] * repeats;
+  Tensor *out = tensor_new(x->ndim, shape);
+  out->name = "repeat_interleave";
+  long outer = outer_of(x, d), inner = inner_of(x, d);
+  int n = x->shape[d];
+  float *dst = out->data;
+  for (long o = 0; o < outer; o++)
+    for (int i = 0; i < n; i++)
+      for (int r = 0; r < repeats; r++, dst += inner)
+        memcpy(dst, x->data + (o * n + i) * inner, sizeof(float) * (size_t)inner);
+  if (ag_needs_grad(x, NULL, NULL)) {
+    out->iarg[0] = d;
+    out->iarg[1] = repeats;
+    ag_record(out, repeat_interleave_backward, x, NULL, NULL);
+  }
+  return out;
+}
+
+/* ---------- patchify ---------- */
+
+/* Patch (ph, pw) of image b is output row b * (gh*gw) + ph*gw + pw; its feature
+ * c*p*p + i*p + j is pixel (c, ph*p + i, pw*p + j). Each (c, i) is a run of p contiguous pixels,
+ * so forward and backward move rows of p floats. */
+static void patch_walk(float *img, float *patches, const int *shape, int p, bool backward) {
+  int B = shape[0], C = shape[1], H = shape[2], W = shape[3], gh = H / p, gw = W / p;
+  float *dst = patches;
+  for (int b = 0; b < B; b++)
+    for (int ph = 0; ph < gh; ph++)
+      for (int pw = 0; pw < gw; pw++)
+        for (int c = 0; c < C; c++)
+          for (int i = 0; i < p; i++, dst += p) {
+            float *src = img + (((long)b * C + c) * H + ph * p + i) * W + (long)pw * p;
+            if (backward)
+              add_into(src, dst, p);
+            else
+              memcpy(dst, src, sizeof(float) * (size_t)p);
+          }
+}
+
+static void patchify_backward(Tensor *out) {
+  Tensor *x = out->in[0];
+  patch_walk(tensor_grad(x), out->grad, x->shape, out->iarg[0], true);
+}
+
+Tensor *t_patchify(Tensor *images, int p) {
+  const char *op = "t_patchify";
+  need_cpu(op, "images", images);
+  char s[64];
+  if (images->ndim != 4)
+    tensor_error(op, "images must be (batch, channels, height, width), got %s",
+                 shape_str(images, s, sizeof s));
+  int C = images->shape[1], H = images->shape[2], W = images->shape[3];
+  if (p < 1) tensor_error(op, "patch size %d must be >= 1", p);
+  if (H % p || W % p)
+    tensor_error(op, "images %s: height %d and width %d must both be divisible by the patch "
+                 "size %d (resize the images or pick another patch size)",
+                 shape_str(images, s, sizeof s), H, W, p);
+  Tensor *out = tensor_new(3, (int[]){images->shape[0], (H / p) * (W / p), C * p * p});
+  out->name = "patchify";
+  patch_walk(images->data, out->data, images->shape, p, false);
+  if (ag_needs_grad(images, NULL, NULL)) {
+    out->iarg[0] = p;
+    ag_record(out, patchify_backward, images, NULL, NULL);
+  }
+  return out;
+}
+
+/* ---------- copy / detach ---------- */
+
+Tensor *t_copy(Tensor *x) {
+  need_cpu("t_copy", "x", x);
+  Tensor *out = tensor_from(x->ndim, x->shape, x->data);
+  out->name = "copy";
+  if (ag_needs_grad(x, NULL, NULL)) ag_record(out, identity_backward, x, NULL, NULL);
+  return out;
+}
+
+Tensor *t_detach(Tensor *x) {
+  if (!x) tensor_error("t_detach", "x is NULL (did an unfinished exercise return NULL?)");
+  return view_of(x, x->ndim, x->shape, "detach");
+}

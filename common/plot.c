@@ -1,0 +1,961 @@
+/* plot.c — figures through gnuplot, headless, styled after matplotlib as d2l uses it.
+ *
+ * Every figure is three files beside each other:
+ *   BASE.dat  the numbers (a header comment says which block holds what),
+ *   BASE.gp   a complete gnuplot script that reads BASE.dat and writes BASE.png,
+ *   BASE.png  (pngcairo, else png; BASE.svg where gnuplot has neither).
+ * The script names its files RELATIVE TO ITS OWN DIRECTORY (from ARG0, which gnuplot sets for
+ * `gnuplot FILE.gp` and `load 'FILE.gp'`), so `gnuplot out/lab01/fig.gp` works from any
+ * directory and the three files can be moved together. The script picks its terminal itself
+ * from GPVAL_TERMINALS, so a .gp written on a machine without gnuplot renders elsewhere.
+ * We render by piping `load 'BASE.gp'` into one gnuplot process per figure.
+ *
+ * Styling follows matplotlib's defaults as d2l sets them up: a 3.5 x 2.5 inch panel at
+ * 100 dpi drawn at 2x (700 x 500 px), DejaVu Sans, the tab10 colour cycle, a light grid,
+ * a full black frame with outward ticks, 5% data margins, and a framed legend placed where it
+ * covers the fewest data points (matplotlib's loc='best').
+ *
+ * Environment: AL_NO_GNUPLOT=1 skips rendering (the .dat and .gp are still written). */
+#include "plot.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ------------------------------------------------------------------ gnuplot probe */
+
+static int g_probed;            /* probe done */
+static int g_forced_off;        /* plot_force_no_gnuplot(1) */
+static int g_env_off;           /* AL_NO_GNUPLOT set */
+static char g_term[16];         /* "pngcairo", "png", "svg" or "" (no gnuplot / no terminal) */
+static int g_notice_printed;    /* the one "gnuplot not found" line */
+
+/* Is `name` an executable file in some $PATH directory? (Avoids a shell error message.) */
+static bool in_path(const char *name) {
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  char buf[4096];
+  while (*path) {
+    const char *colon = strchr(path, ':');
+    size_t len = colon ? (size_t)(colon - path) : strlen(path);
+    if (len == 0) {
+      snprintf(buf, sizeof buf, "./%s", name);
+    } else if (len + strlen(name) + 2 <= sizeof buf) {
+      memcpy(buf, path, len);
+      buf[len] = '/';
+      strcpy(buf + len + 1, name);
+    } else {
+      buf[0] = '\0';
+    }
+    struct stat st;
+    if (buf[0] && stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+      return true;
+    if (!colon) break;
+    path = colon + 1;
+  }
+  return false;
+}
+
+static void probe(void) {
+  if (g_probed) return;
+  g_probed = 1;
+  g_term[0] = '\0';
+  const char *env = getenv("AL_NO_GNUPLOT");
+  g_env_off = env && *env && strcmp(env, "0") != 0;
+  if (g_forced_off || g_env_off || !in_path("gnuplot")) return;
+  /* GPVAL_TERMINALS lists the terminal names, space separated, with a space at both ends. */
+  fflush(stdout);
+  FILE *p = popen("gnuplot -e \"print GPVAL_TERMINALS\" 2>&1 </dev/null", "r");
+  if (!p) return;
+  char out[8192];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return;
+  const char *terms[] = {"pngcairo", "png", "svg"};
+  for (int i = 0; i < 3; i++) {
+    char pat[32];
+    snprintf(pat, sizeof pat, " %s ", terms[i]);
+    if (strstr(out, pat)) {
+      strcpy(g_term, terms[i]);
+      return;
+    }
+  }
+}
+
+bool plot_have_gnuplot(void) {
+  probe();
+  return g_term[0] != '\0';
+}
+
+void plot_force_no_gnuplot(int on) {
+  g_forced_off = on != 0;
+  g_probed = 0;
+  probe();
+}
+
+/* ------------------------------------------------------------------ small helpers */
+
+/* Matplotlib's default colour cycle (tab10). */
+static const char *const k_cycle[10] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                        "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                        "#bcbd22", "#17becf"};
+
+/* BASE split into the directory part ("" or ending in '/') and the file name. */
+typedef struct {
+  char *dir, *name;          /* malloc'd */
+  char *dat, *gp, *png, *svg; /* full paths as given (relative to the cwd or absolute) */
+} Paths;
+
+static char *strcat3(const char *a, const char *b, const char *c) {
+  size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+  char *s = xmalloc(la + lb + lc + 1);
+  memcpy(s, a, la);
+  memcpy(s + la, b, lb);
+  memcpy(s + la + lb, c, lc + 1);
+  return s;
+}
+
+static void paths_init(Paths *p, const char *base) {
+  const char *slash = strrchr(base, '/');
+  size_t dl = slash ? (size_t)(slash - base) + 1 : 0;
+  p->dir = xmalloc(dl + 1);
+  memcpy(p->dir, base, dl);
+  p->dir[dl] = '\0';
+  p->name = xstrdup(base + dl);
+  p->dat = strcat3(base, ".dat", "");
+  p->gp = strcat3(base, ".gp", "");
+  p->png = strcat3(base, ".png", "");
+  p->svg = strcat3(base, ".svg", "");
+}
+
+static void paths_free(Paths *p) {
+  free(p->dir);
+  free(p->name);
+  free(p->dat);
+  free(p->gp);
+  free(p->png);
+  free(p->svg);
+}
+
+/* Write s as the body of a single-quoted gnuplot string ('' is a literal quote; newlines,
+ * which cannot appear inside one, become spaces). */
+static void put_q(FILE *f, const char *s) {
+  fputc('\'', f);
+  for (; s && *s; s++) {
+    if (*s == '\'') fputs("''", f);
+    else if (*s == '\n' || *s == '\r') fputc(' ', f);
+    else fputc(*s, f);
+  }
+  fputc('\'', f);
+}
+
+/* Text for a one-line '#' comment in the .dat header. */
+static void put_comment_text(FILE *f, const char *s) {
+  for (; s && *s; s++) fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+}
+
+static void put_num(FILE *f, double v) {
+  if (isfinite(v)) fprintf(f, "%.6g", v);
+  else fputs("NaN", f); /* gnuplot reads NaN as a missing value */
+}
+
+static FILE *open_w(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) fprintf(stderr, "plot: cannot write '%s': %s\n", path, strerror(errno));
+  return f;
+}
+
+/* fclose with the write error check; -1 and a message naming the file on failure. */
+static int close_w(FILE *f, const char *path) {
+  int bad = ferror(f);
+  int err = errno;
+  if (fclose(f) != 0 && !bad) {
+    bad = 1;
+    err = errno;
+  }
+  if (bad) {
+    fprintf(stderr, "plot: error writing '%s': %s\n", path, strerror(err ? err : EIO));
+    return -1;
+  }
+  return 0;
+}
+
+/* Create BASE's directory when missing (labs pass out/labNN/fig before anything else exists). */
+static int ensure_dir(const Paths *p) {
+  if (!p->dir[0]) return 0;
+  if (mkdir_p(p->dir) != 0) {
+    fprintf(stderr, "plot: cannot create directory '%s' for '%s.gp': %s\n", p->dir, p->name,
+            strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* The script's preamble: where it lives, which terminal, where the image goes. */
+static void put_preamble(FILE *f, const Paths *p, const char *what, int w, int h, double fontpt) {
+  fprintf(f, "# %s.gp — %s, drawn from %s.dat (written by attention-lab common/plot.c).\n",
+          p->name, what, p->name);
+  fputs("# Regenerate the image from any directory:  gnuplot path/to/THIS.gp\n"
+        "# Every file name below is relative to this script's own directory (ARG0), so the\n"
+        "# .gp, .dat and image can be moved together. Fed on stdin, it uses the current one.\n",
+        f);
+  fputs("gp_dir = ''\n"
+        "if (exists('ARG0')) { if (strlen(ARG0) > 0) {\n"
+        "  gp_i = strlen(ARG0)\n"
+        "  while (gp_i > 0 && ARG0[gp_i:gp_i] ne '/') { gp_i = gp_i - 1 }\n"
+        "  if (gp_i > 0) { gp_dir = ARG0[1:gp_i] }\n"
+        "} }\n",
+        f);
+  fputs("gp_dat = gp_dir.", f);
+  put_q(f, p->dat + strlen(p->dir));
+  fputs("\nset encoding utf8\n", f);
+  /* pngcairo, else the libgd png terminal, else svg — the same order plot.c probes. */
+  fprintf(f,
+          "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n"
+          "  set terminal pngcairo size %d,%d noenhanced font 'DejaVu Sans,%.1f' background "
+          "'#ffffff'\n"
+          "  set output gp_dir.",
+          w, h, fontpt);
+  put_q(f, p->png + strlen(p->dir));
+  fprintf(f,
+          "\n} else { if (strstrt(GPVAL_TERMINALS, ' png ') > 0) {\n"
+          "  set terminal png size %d,%d noenhanced font 'DejaVuSans,%.1f' background "
+          "'#ffffff'\n"
+          "  set output gp_dir.",
+          w, h, fontpt * 0.75);
+  put_q(f, p->png + strlen(p->dir));
+  fprintf(f,
+          "\n} else {\n"
+          "  set terminal svg size %d,%d noenhanced font 'DejaVu Sans,%.1f' background "
+          "'#ffffff'\n"
+          "  set output gp_dir.",
+          w, h, fontpt);
+  put_q(f, p->svg + strlen(p->dir));
+  fputs("\n} }\n", f);
+}
+
+/* Render BASE.gp with gnuplot, or say (once) how to do it later. 0 / 1 / -1 as in plot.h. */
+static int render(const Paths *p) {
+  probe();
+  if (!g_term[0]) {
+    if (!g_notice_printed) {
+      g_notice_printed = 1;
+      const char *dir = p->dir[0] ? p->dir : "./";
+      if (g_env_off || g_forced_off)
+        fprintf(stderr,
+                "figures not rendered (%s): written as .dat + .gp under %s; run gnuplot "
+                "FILE.gp to render them\n",
+                g_env_off ? "AL_NO_GNUPLOT is set" : "gnuplot switched off", dir);
+      else
+        fprintf(stderr,
+                "gnuplot not found: figures written as .dat + .gp under %s; install "
+                "gnuplot-nox (make deps) and run gnuplot FILE.gp to render them\n",
+                dir);
+    }
+    return 1;
+  }
+  const char *img = strcmp(g_term, "svg") == 0 ? p->svg : p->png;
+  if (unlink(img) != 0 && errno != ENOENT) {
+    fprintf(stderr, "plot: cannot replace '%s': %s\n", img, strerror(errno));
+    return -1;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  /* gnuplot dying early must not kill the lab with SIGPIPE: ignore it while we write. */
+  struct sigaction ign, old;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  sigemptyset(&ign.sa_mask);
+  sigaction(SIGPIPE, &ign, &old);
+  int rc = 0;
+  FILE *gp = popen("gnuplot", "w");
+  if (!gp) {
+    fprintf(stderr, "plot: cannot start gnuplot for '%s': %s\n", p->gp, strerror(errno));
+    rc = -1;
+  } else {
+    fputs("load ", gp);
+    put_q(gp, p->gp);
+    fputs("\n", gp);
+    fflush(gp);
+    int st = pclose(gp);
+    if (st == -1) {
+      fprintf(stderr, "plot: waiting for gnuplot on '%s' failed: %s\n", p->gp, strerror(errno));
+      rc = -1;
+    } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      fprintf(stderr, "plot: gnuplot failed on '%s' (%s %d); see its message above\n", p->gp,
+              WIFEXITED(st) ? "exit status" : "signal",
+              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+      rc = -1;
+    }
+  }
+  sigaction(SIGPIPE, &old, NULL);
+  if (rc == 0) {
+    struct stat sb;
+    if (stat(img, &sb) != 0 || sb.st_size == 0) {
+      fprintf(stderr, "plot: gnuplot ran '%s' but wrote no '%s'\n", p->gp, img);
+      rc = -1;
+    }
+  }
+  if (rc != 0) (void)unlink(img); /* no half-written image left behind */
+  return rc;
+}
+
+/* ------------------------------------------------------------------ line plots */
+
+enum { ST_LINES, ST_DASHED, ST_POINTS, ST_LINESPOINTS, ST_DASHDOT, ST_DOTTED };
+
+static int parse_style(const char *s) {
+  if (!s || !*s || !strcmp(s, "lines") || !strcmp(s, "-")) return ST_LINES;
+  if (!strcmp(s, "dashed") || !strcmp(s, "--")) return ST_DASHED;
+  if (!strcmp(s, "points") || !strcmp(s, "o")) return ST_POINTS;
+  if (!strcmp(s, "linespoints") || !strcmp(s, "-o")) return ST_LINESPOINTS;
+  if (!strcmp(s, "dashdot") || !strcmp(s, "-.")) return ST_DASHDOT;
+  if (!strcmp(s, "dotted") || !strcmp(s, ":")) return ST_DOTTED;
+  static int warned;
+  if (!warned) {
+    warned = 1;
+    fprintf(stderr,
+            "plot: unknown series style '%s' (use lines, dashed, points or linespoints); "
+            "drawing lines\n",
+            s);
+  }
+  return ST_LINES;
+}
+
+static bool has_label(const char *s) { return s && *s; }
+
+/* Axis range with matplotlib's 5% margins; logy works on log10 of positive values. */
+static void auto_range(double lo, double hi, double want_lo, double want_hi, bool log,
+                       double *out_lo, double *out_hi) {
+  if (!(lo <= hi)) { /* no finite data */
+    lo = log ? 1 : 0;
+    hi = log ? 10 : 1;
+  }
+  if (log) {
+    lo = log10(lo);
+    hi = log10(hi);
+  }
+  if (hi == lo) {
+    double d = fabs(lo) > 0 ? 0.05 * fabs(lo) : 0.05;
+    lo -= d;
+    hi += d;
+  }
+  double m = 0.05 * (hi - lo);
+  double a = lo - m, b = hi + m;
+  if (log) {
+    a = pow(10, a);
+    b = pow(10, b);
+  }
+  *out_lo = isnan(want_lo) ? a : want_lo;
+  *out_hi = isnan(want_hi) ? b : want_hi;
+  if (!(*out_lo < *out_hi)) { /* one limit given on the wrong side of the data */
+    if (isnan(want_lo)) *out_lo = log ? *out_hi / 10 : *out_hi - 1;
+    else *out_hi = log ? *out_lo * 10 : *out_lo + 1;
+  }
+}
+
+/* matplotlib's loc='best' in miniature: of the key positions below (its order of preference),
+ * pick the one whose box covers the fewest samples of the drawn data. Positions are fractions
+ * of the plot area; kw, kh are the key's size as such fractions. */
+static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0, double y1,
+                                double kw, double kh) {
+  static const char *names[] = {"right top",    "left top",     "left bottom", "right bottom",
+                                "right center", "left center",  "center top",  "center bottom"};
+  /* key box [bx0,bx1] x [by0,by1] in axes fractions; 0.02 of padding like the legend's */
+  double boxes[8][4] = {
+      {1 - kw - 0.02, 1, 1 - kh - 0.02, 1}, {0, kw + 0.02, 1 - kh - 0.02, 1},
+      {0, kw + 0.02, 0, kh + 0.02},         {1 - kw - 0.02, 1, 0, kh + 0.02},
+      {1 - kw - 0.02, 1, 0.5 - kh / 2, 0.5 + kh / 2}, {0, kw + 0.02, 0.5 - kh / 2, 0.5 + kh / 2},
+      {0.5 - kw / 2, 0.5 + kw / 2, 1 - kh - 0.02, 1}, {0.5 - kw / 2, 0.5 + kw / 2, 0, kh + 0.02}};
+  long bad[8] = {0};
+  double ly0 = ax->logy ? log10(y0) : y0, ly1 = ax->logy ? log10(y1) : y1;
+  for (int s = 0; s < ax->nseries; s++) {
+    const Series *se = &ax->series[s];
+    int st = parse_style(se->style);
+    int sub = (st == ST_POINTS) ? 1 : 8; /* samples per segment: lines cover their spans */
+    double px = NAN, py = NAN;
+    for (int i = 0; i < se->n; i++) {
+      double x = se->x[i], y = se->y[i];
+      if (ax->logy) y = y > 0 ? log10(y) : NAN;
+      if (!isfinite(x) || !isfinite(y)) {
+        px = NAN;
+        continue;
+      }
+      double fx = (x - x0) / (x1 - x0), fy = (y - ly0) / (ly1 - ly0);
+      int k0 = isfinite(px) && sub > 1 ? 1 : sub; /* first point of a run: just itself */
+      for (int k = k0; k <= sub; k++) {
+        double t = (double)k / sub;
+        double sx = isfinite(px) ? px + t * (fx - px) : fx;
+        double sy = isfinite(py) ? py + t * (fy - py) : fy;
+        for (int b = 0; b < 8; b++)
+          if (sx >= boxes[b][0] && sx <= boxes[b][1] && sy >= boxes[b][2] && sy <= boxes[b][3])
+            bad[b]++;
+      }
+      px = fx;
+      py = fy;
+    }
+  }
+  int best = 0;
+  for (int b = 1; b < 8; b++)
+    if (bad[b] < bad[best]) best = b;
+  return names[best];
+}
+
+/* A "nice" tick step (1, 2, 2.5 or 5 times a power of ten) giving at most maxticks ticks over
+ * [lo, hi], as matplotlib's MaxNLocator does; gnuplot places ticks at its multiples. */
+static double nice_step(double lo, double hi, int maxticks) {
+  double raw = (hi - lo) / (maxticks > 1 ? maxticks - 1 : 1);
+  if (!(raw > 0) || !isfinite(raw)) return 1;
+  double mag = pow(10, floor(log10(raw)));
+  static const double m[] = {1, 2, 2.5, 5, 10};
+  for (int i = 0; i < 5; i++)
+    if (m[i] * mag >= raw * (1 - 1e-9)) return m[i] * mag;
+  return 10 * mag;
+}
+
+/* Characters of the longest tick label over [lo, hi] (roughly: the two ends and one step). */
+static int tick_chars(double lo, double hi, double step) {
+  char buf[64];
+  int w = 1;
+  double v[3] = {ceil(lo / step) * step, floor(hi / step) * step, step};
+  for (int i = 0; i < 3; i++) {
+    int n = snprintf(buf, sizeof buf, "%g", fabs(v[i]) < 1e-12 * step ? 0.0 : v[i]);
+    if (n > w) w = n;
+  }
+  return w;
+}
+
+typedef struct {
+  const char *color;  /* NULL: the cycle */
+  int style;          /* -1: the series' own */
+} SeriesLook;
+
+static int draw_axes(const char *base, const Axes *panels, int npanels, int width, int height,
+                     const SeriesLook *looks, int nlooks, const char *what) {
+  if (!base || !*base || npanels < 1 || !panels) {
+    fprintf(stderr, "plot: plot_axes_row needs a file base name and at least one panel\n");
+    return -1;
+  }
+  Paths p;
+  paths_init(&p, base);
+  if (ensure_dir(&p) != 0) {
+    paths_free(&p);
+    return -1;
+  }
+  /* Size: 3.5 x 2.5 in per panel at 100 dpi, drawn at 2x. Fonts and lines scale with the
+   * panel so a caller's smaller figure stays balanced. */
+  int W = width > 0 ? width : 700 * npanels;
+  int H = height > 0 ? height : 500;
+  double pw = (double)W / npanels, ph = H;
+  double s = fmin(pw / 350.0, ph / 250.0);
+  if (s < 0.8) s = 0.8;
+  if (s > 3) s = 3;
+  double fontpt = 10.0 * s; /* 10 pt at 100 dpi = 13.9 px; pngcairo draws 1 pt as 4/3 px */
+  double lw = 2.0 * s;     /* matplotlib's 1.5 pt line at 100 dpi ~ 2 px */
+  double ps = 1.3 * s;     /* filled circle ~ matplotlib's 'o' marker at 6 pt */
+
+  /* ---- .dat */
+  FILE *f = open_w(p.dat);
+  if (!f) {
+    paths_free(&p);
+    return -1;
+  }
+  fprintf(f, "# %s.dat — data of %s.png (%s).\n", p.name, p.name, what);
+  fputs("# One block per (panel, series), blocks separated by two blank lines; gnuplot's\n"
+        "# 'index k' selects block k. Columns: x y (NaN = no point).\n",
+        f);
+  int blk = 0;
+  for (int a = 0; a < npanels; a++)
+    for (int s2 = 0; s2 < panels[a].nseries; s2++, blk++) {
+      const Series *se = &panels[a].series[s2];
+      fprintf(f, "#   index %d: panel %d ", blk, a + 1);
+      if (has_label(panels[a].title)) {
+        fputc('"', f);
+        put_comment_text(f, panels[a].title);
+        fputs("\" ", f);
+      }
+      fprintf(f, "series %d", s2 + 1);
+      if (has_label(se->label)) {
+        fputs(" \"", f);
+        put_comment_text(f, se->label);
+        fputc('"', f);
+      }
+      fprintf(f, ", %d points\n", se->n > 0 ? se->n : 0);
+    }
+  blk = 0;
+  for (int a = 0; a < npanels; a++)
+    for (int s2 = 0; s2 < panels[a].nseries; s2++, blk++) {
+      const Series *se = &panels[a].series[s2];
+      /* a comment line opens every block, so an empty one still counts as a block */
+      fprintf(f, "%s# index %d: panel %d series %d\n", blk ? "\n\n" : "\n", blk, a + 1, s2 + 1);
+      for (int i = 0; i < se->n; i++) {
+        put_num(f, se->x[i]);
+        fputc(' ', f);
+        put_num(f, se->y[i]);
+        fputc('\n', f);
+      }
+    }
+  if (close_w(f, p.dat) != 0) {
+    paths_free(&p);
+    return -1;
+  }
+
+  /* ---- .gp */
+  f = open_w(p.gp);
+  if (!f) {
+    paths_free(&p);
+    return -1;
+  }
+  put_preamble(f, &p, what, W, H, fontpt);
+  fprintf(f,
+          "# matplotlib's look: full frame, outward ticks, light grid, tab10 colours\n"
+          "set border 15 lw %.2f lc rgb '#000000'\n"
+          "set tics out nomirror scale %.2f\n"
+          "set grid xtics ytics lt 1 lw %.2f lc rgb '#b0b0b0' dt 1\n"
+          "set key opaque box lc rgb '#cccccc' lw %.2f reverse Left samplen 2 spacing 1.1 "
+          "width 1 height 0.6\n"
+          "set format x '%%g'\nset format y '%%g'\n",
+          1.1 * s, 0.8, 1.0 * s, 1.0 * s);
+  if (npanels > 1) fprintf(f, "set multiplot layout 1,%d\n", npanels);
+  blk = 0;
+  for (int a = 0; a < npanels; a++) {
+    const Axes *ax = &panels[a];
+    fprintf(f, "\n# ---- panel %d\n", a + 1);
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    int nlab = 0, maxlab = 0;
+    for (int s2 = 0; s2 < ax->nseries; s2++) {
+      const Series *se = &ax->series[s2];
+      for (int i = 0; i < se->n; i++) {
+        double x = se->x[i], y = se->y[i];
+        if (!isfinite(x) || !isfinite(y) || (ax->logy && y <= 0)) continue;
+        xlo = fmin(xlo, x);
+        xhi = fmax(xhi, x);
+        ylo = fmin(ylo, y);
+        yhi = fmax(yhi, y);
+      }
+      if (has_label(se->label) && se->n > 0) {
+        nlab++;
+        int l = (int)strlen(se->label);
+        if (l > maxlab) maxlab = l;
+      }
+    }
+    double x0, x1, y0, y1;
+    auto_range(xlo, xhi, ax->xmin, ax->xmax, false, &x0, &x1);
+    auto_range(ylo, yhi, ax->ymin, ax->ymax, ax->logy, &y0, &y1);
+    if (ax->logy && !(y0 > 0)) y0 = y1 / 1e3; /* a log axis cannot start at or below 0 */
+    fputs("set title ", f);
+    put_q(f, has_label(ax->title) ? ax->title : "");
+    fprintf(f, " font ',%.1f'\nset xlabel ", fontpt * 1.2);
+    put_q(f, has_label(ax->xlabel) ? ax->xlabel : "");
+    fputs(" offset 0,0.45\nset ylabel ", f);
+    put_q(f, has_label(ax->ylabel) ? ax->ylabel : "");
+    fprintf(f, " offset 0.8,0\nset xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", x0, x1, y0, y1);
+    /* margins in character heights: gnuplot's defaults leave a wide band above the title */
+    fprintf(f, "set tmargin %.1f\nset bmargin %.1f\nset rmargin 2\n",
+            has_label(ax->title) ? 2.6 : 1.0, has_label(ax->xlabel) ? 3.1 : 1.8);
+    /* tick spacing like matplotlib: about one y tick per 2.3 lines of text, x ticks as many
+     * as their labels allow */
+    {
+      double em = fontpt * 4.0 / 3.0, plot_w = 0.78 * pw, plot_h = 0.62 * ph;
+      double xs = nice_step(x0, x1, 9);
+      for (int t = 9; t > 3; t--) {
+        xs = nice_step(x0, x1, t);
+        if (t * (tick_chars(x0, x1, xs) + 1.5) * 0.62 * em <= plot_w) break;
+      }
+      fprintf(f, "set xtics %.10g\n", xs);
+      if (ax->logy) {
+        fputs("set logscale y\nset ytics autofreq\nset mytics 10\n", f);
+      } else {
+        int yt = (int)(plot_h / (2.3 * em));
+        fprintf(f, "unset logscale y\nset ytics %.10g\nset mytics default\n",
+                nice_step(y0, y1, yt < 3 ? 3 : yt > 9 ? 9 : yt));
+      }
+    }
+    if (nlab > 0) {
+      /* key size as a fraction of the plot area (char ~0.6 em; plot area ~80% x 75%) */
+      double em = fontpt * 4.0 / 3.0;
+      double kw = (maxlab * 0.6 * em + 4.8 * em) / (0.75 * pw);
+      double kh = (nlab * 1.3 * em + 1.0 * em) / (0.6 * ph);
+      fprintf(f, "set key inside %s\n",
+              best_key_pos(ax, x0, x1, y0, y1, fmin(kw, 0.9), fmin(kh, 0.9)));
+    } else {
+      fputs("unset key\n", f);
+    }
+    fputs("plot ", f);
+    int nplotted = 0;
+    for (int s2 = 0; s2 < ax->nseries; s2++, blk++) {
+      const Series *se = &ax->series[s2];
+      int finite = 0;
+      for (int i = 0; i < se->n && !finite; i++)
+        finite = isfinite(se->x[i]) && isfinite(se->y[i]) && (!ax->logy || se->y[i] > 0);
+      if (!finite) continue; /* gnuplot warns about blocks with no valid point */
+      const SeriesLook *lk = nlooks > 0 ? &looks[s2 % nlooks] : NULL;
+      int st = lk && lk->style >= 0 ? lk->style : parse_style(se->style);
+      const char *col = lk && lk->color ? lk->color : k_cycle[s2 % 10];
+      fprintf(f, "%sgp_dat index %d using 1:2", nplotted ? ", \\\n     " : "", blk);
+      switch (st) {
+        case ST_POINTS:
+          fprintf(f, " with points pt 7 ps %.2f", ps);
+          break;
+        case ST_LINESPOINTS:
+          fprintf(f, " with linespoints pt 7 ps %.2f lw %.2f dt solid", ps, lw);
+          break;
+        case ST_DASHED: /* matplotlib '--': 3.7 on, 1.6 off, in line widths */
+          fprintf(f, " with lines lw %.2f dt (%.1f,%.1f)", lw, 3.7 * lw, 1.6 * lw);
+          break;
+        case ST_DASHDOT: /* '-.' */
+          fprintf(f, " with lines lw %.2f dt (%.1f,%.1f,%.1f,%.1f)", lw, 6.4 * lw, 1.6 * lw,
+                  1.0 * lw, 1.6 * lw);
+          break;
+        case ST_DOTTED: /* ':' */
+          fprintf(f, " with lines lw %.2f dt (%.1f,%.1f)", lw, 1.0 * lw, 1.65 * lw);
+          break;
+        default:
+          fprintf(f, " with lines lw %.2f dt solid", lw);
+      }
+      fprintf(f, " lc rgb '%s' ", col);
+      if (has_label(se->label)) {
+        fputs("title ", f);
+        put_q(f, se->label);
+      } else {
+        fputs("notitle", f);
+      }
+      nplotted++;
+    }
+    /* an empty panel still shows its frame, labels and limits */
+    if (!nplotted) fprintf(f, "%.10g notitle lc rgb '#ffffff'", y1 + (y1 - y0) * 10);
+    fputs("\n", f);
+  }
+  if (npanels > 1) fputs("unset multiplot\n", f);
+  fputs("set output\n", f);
+  if (close_w(f, p.gp) != 0) {
+    paths_free(&p);
+    return -1;
+  }
+  int rc = render(&p);
+  paths_free(&p);
+  return rc;
+}
+
+int plot_axes_row(const char *base, const Axes *panels, int npanels, int width, int height) {
+  return draw_axes(base, panels, npanels, width, height, NULL, 0, "plot_axes_row");
+}
+
+/* ------------------------------------------------------------------ heatmaps */
+
+/* matplotlib's Reds / Blues (ColorBrewer 9-class sequential) as gnuplot palettes. */
+static const char *const k_reds[9] = {"#fff5f0", "#fee0d2", "#fcbba1", "#fc9272", "#fb6a4a",
+                                      "#ef3b2c", "#cb181d", "#a50f15", "#67000d"};
+static const char *const k_blues[9] = {"#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6",
+                                       "#4292c6", "#2171b5", "#08519c", "#08306b"};
+
+/* Integer tick step giving at most ~6 ticks over n indices: 1, 2, 5, 10, 20, 50, ... */
+static int tick_step(int n) {
+  int steps[] = {1, 2, 5};
+  for (long mag = 1;; mag *= 10)
+    for (int i = 0; i < 3; i++) {
+      long st = steps[i] * mag;
+      if ((n - 1) / st + 1 <= 6 || st > 1000000) return (int)st;
+    }
+}
+
+int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
+                  const char *xlabel, const char *ylabel, const char *palette, int width,
+                  int height) {
+  if (!base || !*base || !maps || nrows < 1 || ncols < 1) {
+    fprintf(stderr, "plot: plot_heatmaps needs a file base name and a grid of at least 1x1\n");
+    return -1;
+  }
+  int np = nrows * ncols;
+  int mr = 0, mc = 0; /* largest matrix: panels share one cell size */
+  for (int k = 0; k < np; k++) {
+    if (!maps[k].m || maps[k].rows < 1 || maps[k].cols < 1) {
+      fprintf(stderr, "plot: heatmap %d of '%s' has no data (%d x %d)\n", k, base,
+              maps[k].rows, maps[k].cols);
+      return -1;
+    }
+    if (maps[k].rows > mr) mr = maps[k].rows;
+    if (maps[k].cols > mc) mc = maps[k].cols;
+  }
+  const char *const *pal = k_reds;
+  if (palette && !strcmp(palette, "Blues")) {
+    pal = k_blues;
+  } else if (palette && strcmp(palette, "Reds") != 0) {
+    fprintf(stderr, "plot: unknown palette '%s' for '%s' (use \"Reds\" or \"Blues\"); using Reds\n",
+            palette, base);
+  }
+  Paths p;
+  paths_init(&p, base);
+  if (ensure_dir(&p) != 0) {
+    paths_free(&p);
+    return -1;
+  }
+
+  /* shared colour range over all panels */
+  double lo = INFINITY, hi = -INFINITY;
+  for (int k = 0; k < np; k++)
+    for (long i = 0; i < (long)maps[k].rows * maps[k].cols; i++) {
+      double v = maps[k].m[i];
+      if (!isfinite(v)) continue;
+      lo = fmin(lo, v);
+      hi = fmax(hi, v);
+    }
+  if (!(lo <= hi)) {
+    lo = 0;
+    hi = 1;
+  } else if (lo == hi) {
+    double d = lo != 0 ? 0.1 * fabs(lo) : 0.5;
+    lo -= d;
+    hi += d;
+  }
+
+  /* ---- layout, in pixels at 2x (matplotlib 100 dpi). Square cells like imshow; one cell
+   * size for every panel. Margins: y tick labels + label on the left, x ones at the bottom,
+   * a title line above every row, the colour bar and its labels on the right. */
+  const double s = 2.0;
+  const double fontpt = 10.0 * s, em = fontpt * 4.0 / 3.0;
+  bool any_title = false;
+  for (int k = 0; k < np; k++) any_title |= has_label(maps[k].title);
+  int ydigits = 1, xdigits = 1;
+  for (int v = mr - 1; v >= 10; v /= 10) ydigits++;
+  for (int v = mc - 1; v >= 10; v /= 10) xdigits++;
+  double left = (has_label(ylabel) ? 1.6 * em : 0.3 * em) + (ydigits * 0.65 + 1.0) * em;
+  double bottom = (has_label(xlabel) ? 1.5 * em : 0.3 * em) + 1.7 * em;
+  double title_h = any_title ? 1.7 * em : 0.5 * em;
+  double hgap = 0.6 * em, vgap = 0.5 * em;
+  double cb_gap = 0.8 * em, cb_right = (double)(4 + 0.65 * 6) * em; /* bar + "-0.0005" */
+  double fixed_w = left + (ncols - 1) * hgap + cb_gap + cb_right + 0.5 * em;
+  double fixed_h = bottom + nrows * title_h + (nrows - 1) * vgap + 0.3 * em;
+  /* cell size: the larger side of a panel ~300 px (d2l's 2.5 in figure at 2x), canvas wide
+   * at most ~1900 px; at least 2 px per cell */
+  double cell = 300.0 / (mr > mc ? mr : mc);
+  double wmax = 1900 - fixed_w;
+  if (ncols * mc * cell > wmax) cell = wmax / (ncols * mc);
+  if (width > 0) cell = (width - fixed_w) / (ncols * mc);
+  if (height > 0) {
+    double c2 = (height - fixed_h) / (nrows * mr);
+    if (width <= 0 || c2 < cell) cell = c2;
+  }
+  if (cell < 2) cell = 2;
+  double panel_w = mc * cell, panel_h = mr * cell;
+  /* the colour bar wants some height even next to a 1 x 10 strip */
+  double cb_min = 7 * em;
+  double area_h = nrows * (title_h + panel_h) + (nrows - 1) * vgap;
+  double need_h = fmax(area_h, cb_min);
+  int W = width > 0 ? width : (int)ceil(fixed_w + ncols * panel_w);
+  int H = height > 0 ? height : (int)ceil(bottom + need_h + 0.3 * em);
+  /* center the panel block in whatever room is left */
+  double x_off = fmax(0, (W - (fixed_w + ncols * panel_w)) / 2);
+  double y_top = 0.3 * em + fmax(0, (H - bottom - 0.3 * em - area_h) / 2);
+  double cb_h = fmax(fmin(0.8 * area_h, area_h), fmin(cb_min, H - bottom - 0.3 * em));
+  double cb_w = fmax(cb_h / 20, 0.8 * em);
+  double cb_x = x_off + left + ncols * panel_w + (ncols - 1) * hgap + cb_gap;
+  double cb_y = y_top + area_h / 2 - cb_h / 2; /* from the top */
+  if (cb_y < 0.3 * em) cb_y = 0.3 * em;
+
+  /* ---- .dat */
+  FILE *f = open_w(p.dat);
+  if (!f) {
+    paths_free(&p);
+    return -1;
+  }
+  fprintf(f, "# %s.dat — data of %s.png (plot_heatmaps, %d x %d panels).\n", p.name, p.name,
+          nrows, ncols);
+  fputs("# One matrix per panel, blocks separated by two blank lines ('index k' = panel k,\n"
+        "# row-major over the grid). Each line is one matrix row, row 0 first (drawn at the\n"
+        "# top); gnuplot reads a block with 'matrix': x = column, y = row. NaN = no value.\n",
+        f);
+  for (int k = 0; k < np; k++) {
+    fprintf(f, "#   index %d: panel (%d, %d) %d x %d", k, k / ncols, k % ncols, maps[k].rows,
+            maps[k].cols);
+    if (has_label(maps[k].title)) {
+      fputs(" \"", f);
+      put_comment_text(f, maps[k].title);
+      fputc('"', f);
+    }
+    fputc('\n', f);
+  }
+  for (int k = 0; k < np; k++) {
+    fprintf(f, "%s# index %d\n", k ? "\n\n" : "\n", k);
+    for (int r = 0; r < maps[k].rows; r++) {
+      const float *row = maps[k].m + (long)r * maps[k].cols;
+      for (int c = 0; c < maps[k].cols; c++) {
+        if (c) fputc(' ', f);
+        put_num(f, row[c]);
+      }
+      fputc('\n', f);
+    }
+  }
+  if (close_w(f, p.dat) != 0) {
+    paths_free(&p);
+    return -1;
+  }
+
+  /* ---- .gp */
+  f = open_w(p.gp);
+  if (!f) {
+    paths_free(&p);
+    return -1;
+  }
+  put_preamble(f, &p, "heatmaps", W, H, fontpt);
+  fputs("set palette defined (", f);
+  for (int i = 0; i < 9; i++) fprintf(f, "%s%d '%s'", i ? ", " : "", i, pal[i]);
+  fprintf(f,
+          ")  # matplotlib's %s\n"
+          "set cbrange [%.10g:%.10g]\n"
+          "set border 15 lw %.2f lc rgb '#000000'\n"
+          "set tics out nomirror scale 0.8 front\n"
+          "set cbtics out nomirror scale 0.8\n"
+          "set format x '%%g'\nset format y '%%g'\nset format cb '%%g'\n"
+          "unset key\nunset grid\n"
+          "set multiplot\n",
+          pal == k_blues ? "Blues" : "Reds", lo, hi, 1.1 * s);
+  for (int k = 0; k < np; k++) {
+    int r = k / ncols, c = k % ncols;
+    const HeatMap *hm = &maps[k];
+    double x0 = x_off + left + c * (panel_w + hgap);
+    double ytop = y_top + r * (title_h + panel_h + vgap) + title_h;
+    /* this panel's own extent inside its slot, centered when smaller than the largest */
+    double w = hm->cols * cell, h = hm->rows * cell;
+    double px0 = x0 + (panel_w - w) / 2, ptop = ytop + (panel_h - h) / 2;
+    fprintf(f, "\n# ---- panel (%d, %d)\n", r, c);
+    fprintf(f,
+            "set lmargin at screen %.5f\nset rmargin at screen %.5f\n"
+            "set tmargin at screen %.5f\nset bmargin at screen %.5f\n",
+            px0 / W, (px0 + w) / W, 1 - ptop / H, 1 - (ptop + h) / H);
+    fputs("set title ", f);
+    put_q(f, has_label(hm->title) ? hm->title : "");
+    fprintf(f, " offset 0,-0.4\n");
+    fprintf(f, "set xrange [-0.5:%.1f]\nset yrange [%.1f:-0.5]\n", hm->cols - 0.5,
+            hm->rows - 0.5);
+    fprintf(f, "set xtics 0,%d,%d\nset ytics 0,%d,%d\n", tick_step(hm->cols), hm->cols - 1,
+            tick_step(hm->rows), hm->rows - 1);
+    /* like sharex/sharey subplots: tick labels and axis labels only on the outer panels */
+    bool bottom_row = r == nrows - 1, left_col = c == 0;
+    fputs(bottom_row ? "set format x '%g'\n" : "set format x ''\n", f);
+    fputs(left_col ? "set format y '%g'\n" : "set format y ''\n", f);
+    fputs("set xlabel ", f);
+    put_q(f, bottom_row && has_label(xlabel) ? xlabel : "");
+    fputs(" offset 0,0.45\nset ylabel ", f);
+    put_q(f, left_col && has_label(ylabel) ? ylabel : "");
+    fputs("\n", f);
+    if (k == np - 1)
+      fprintf(f, "set colorbox user origin screen %.5f,%.5f size screen %.5f,%.5f bdefault\n",
+              cb_x / W, 1 - (cb_y + cb_h) / H, cb_w / W, cb_h / H);
+    else
+      fputs("unset colorbox\n", f);
+    fprintf(f, "plot gp_dat index %d matrix using 1:2:3 with image pixels\n", k);
+  }
+  fputs("unset multiplot\nset output\n", f);
+  if (close_w(f, p.gp) != 0) {
+    paths_free(&p);
+    return -1;
+  }
+  int rc = render(&p);
+  paths_free(&p);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ animator */
+
+struct Animator {
+  char *base, *xlabel;
+  char **legends; /* nseries entries, NULL where none */
+  int nseries, every, nadd;
+  double xmin, xmax;
+  bool logy;
+  int n, cap;     /* points added */
+  double *x, *y;  /* x[n], y[n * nseries] (NAN = no point) */
+};
+
+Animator *animator_new(const char *base, const char *xlabel, const char *const *legends,
+                       int nseries, double xmin, double xmax, bool logy, int every) {
+  if (!base || !*base || nseries < 1) {
+    fprintf(stderr, "plot: animator_new needs a file base name and at least one series\n");
+    return NULL;
+  }
+  Animator *a = xcalloc(1, sizeof *a);
+  a->base = xstrdup(base);
+  a->xlabel = xstrdup(xlabel ? xlabel : "");
+  a->nseries = nseries;
+  a->legends = xcalloc((size_t)nseries, sizeof *a->legends);
+  for (int i = 0; i < nseries; i++)
+    if (legends && legends[i]) a->legends[i] = xstrdup(legends[i]);
+  a->xmin = xmin;
+  a->xmax = xmax;
+  a->logy = logy;
+  a->every = every;
+  return a;
+}
+
+/* d2l's Animator fmts ('-', 'm--', 'g-.', 'r:'): blue solid, magenta dashed, green dash-dot,
+ * red dotted. */
+static const SeriesLook k_anim_looks[4] = {
+    {"#1f77b4", ST_LINES}, {"#bf00bf", ST_DASHED}, {"#008000", ST_DASHDOT}, {"#ff0000", ST_DOTTED}};
+
+static int animator_draw(Animator *a) {
+  float *xs = xmalloc(sizeof(float) * (size_t)(a->n ? a->n : 1) * a->nseries);
+  float *ys = xmalloc(sizeof(float) * (size_t)(a->n ? a->n : 1) * a->nseries);
+  Series *ser = xcalloc((size_t)a->nseries, sizeof *ser);
+  SeriesLook looks[4];
+  for (int s = 0; s < a->nseries; s++) {
+    /* only the points present: d2l skips None, so a series' line joins its own points */
+    float *sx = xs + (size_t)s * a->n, *sy = ys + (size_t)s * a->n;
+    int m = 0;
+    for (int i = 0; i < a->n; i++) {
+      double v = a->y[(size_t)i * a->nseries + s];
+      if (isnan(v)) continue;
+      sx[m] = (float)a->x[i];
+      sy[m] = (float)v;
+      m++;
+    }
+    ser[s] = (Series){a->legends[s], sx, sy, m, "lines"};
+  }
+  for (int i = 0; i < 4; i++) {
+    looks[i] = k_anim_looks[i];
+    if (a->nseries > 4) looks[i] = (SeriesLook){NULL, -1}; /* many series: plain cycle */
+  }
+  Axes ax = {NULL, a->xlabel, NULL, a->xmin, a->xmax, NAN, NAN, a->logy, ser, a->nseries};
+  int rc = draw_axes(a->base, &ax, 1, 0, 0, looks, 4, "animator");
+  free(ser);
+  free(xs);
+  free(ys);
+  return rc;
+}
+
+void animator_add(Animator *a, double x, const double *ys) {
+  if (!a) return;
+  if (a->n == a->cap) {
+    a->cap = a->cap ? 2 * a->cap : 64;
+    a->x = xrealloc(a->x, sizeof(double) * (size_t)a->cap);
+    a->y = xrealloc(a->y, sizeof(double) * (size_t)a->cap * a->nseries);
+  }
+  a->x[a->n] = x;
+  for (int s = 0; s < a->nseries; s++)
+    a->y[(size_t)a->n * a->nseries + s] = ys ? ys[s] : NAN;
+  a->n++;
+  a->nadd++;
+  if (a->every > 0 && a->nadd % a->every == 0) (void)animator_draw(a);
+}
+
+int animator_close(Animator *a) {
+  if (!a) return -1;
+  int rc = animator_draw(a);
+  for (int s = 0; s < a->nseries; s++) free(a->legends[s]);
+  free(a->legends);
+  free(a->x);
+  free(a->y);
+  free(a->base);
+  free(a->xlabel);
+  free(a);
+  return rc;
+}
