@@ -1,20 +1,24 @@
-/* gemm.c — the one matrix-product entry point: C = alpha * op(A) @ op(B) + beta * C.
+/* gemm.c — the one matrix-product entry point: C = alpha * op(A) @ op(B) + beta * C, row-major.
  *
  * gemm_builtin is a cache-blocked kernel in the BLIS style:
- *   for each KC-deep slice of k: pack (or read in place) the B slice as NR-wide column panels;
+ *   for each KC-deep slice of k: pack (or read in place) the slice of B as NR-wide column panels;
  *     for each MC-tall block of rows: pack (or read in place) A as MR-tall row panels;
- *       for each (NR panel, MR panel): the micro-kernel keeps an MR x NR tile of C in registers
+ *       for each (NR panel, MR panel): the micro-kernel holds an MR x NR tile of C in registers
  *       and streams kc rank-1 updates through it.
- * The micro-kernel uses GCC vector extensions (a vector of VL floats; VL = 16 with AVX-512,
- * 8 with AVX, 4 otherwise), so the same source compiles to zmm/ymm/xmm FMAs with -march=native.
+ * The micro-kernel is written with GCC vector extensions (a vector of VL floats: 16 with
+ * AVX-512, 8 with AVX, 4 otherwise), so one source compiles to zmm/ymm/xmm FMAs under
+ * -march=native.
  *
- * Packing copies an operand into the contiguous order the micro-kernel reads. It costs O(mk + kn)
- * against O(mnk) work, which matters for the thin products of these labs (k = 32, n = 32), so
- * small operands are read in place instead: the micro-kernel takes A with any row/column stride
- * and B with unit column stride; only the ragged edge panels get a zero-padded copy.
+ * Packing copies an operand into the order the micro-kernel reads. It costs O(mk + kn) against
+ * O(mnk) work, which is a lot for the thin products of these labs (k = 32, n = 32), so operands
+ * that are cheap to read where they are stay in place: the micro-kernel takes A with any row and
+ * column stride, B with unit column stride; only ragged edge panels get a zero-padded copy.
+ * Tiny products (one attention head: 10 x 8 @ 8 x 10) take a separate short path.
  *
  * Threads (OpenMP): a product big enough to pay for a parallel region is cut into one slab of
- * rows (or columns) per thread; each slab is an independent serial product. */
+ * rows (or columns) per thread; each slab is an independent serial product with its own panels.
+ *
+ * gemm() picks the built-in kernel or CBLAS by size (see gemm_use_cblas for the measurements). */
 #include "gemm.h"
 
 #include <stdlib.h>
@@ -23,42 +27,52 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
 #ifdef AL_HAVE_CBLAS
 #include <cblas.h>
+/* OpenBLAS extensions (the Makefile links -lopenblas whenever it defines AL_HAVE_CBLAS). */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
 #endif
 
 #include "util.h"
 
-/* The build is ISO C (-std=c11), which turns off a*b+c -> fma contraction; the micro-kernel is
- * nothing but multiply-adds, so allow it here (same results up to rounding, twice the speed). */
+/* The build is ISO C (-std=c11), which turns off a*b+c -> fma contraction. The kernels here are
+ * nothing but multiply-adds; fusing them changes results only by rounding and doubles speed. */
 #pragma GCC optimize("fp-contract=fast")
 
-/* ---------- micro-kernel geometry ---------- */
+/* ---------- geometry ---------- */
 #if defined(__AVX512F__)
 #define VL 16 /* floats per vector */
-#define MR 8  /* 8 x 32 tile = 16 zmm accumulators of 32 */
+#define MR 8  /* 8 x 32 tile: 16 of the 32 zmm registers accumulate */
 #elif defined(__AVX__)
 #define VL 8
-#define MR 6 /* 6 x 16 tile = 12 ymm accumulators of 16 */
+#define MR 6 /* 6 x 16 tile: 12 of the 16 ymm registers accumulate */
 #else
 #define VL 4
-#define MR 4 /* 4 x 8 tile = 8 xmm accumulators of 16 */
+#define MR 4 /* 4 x 8 tile: 8 of the 16 xmm registers accumulate */
 #endif
 #define NV 2 /* vectors per tile row */
 #define NR (NV * VL)
 typedef float vf __attribute__((vector_size(VL * sizeof(float))));
 
-/* Cache blocking: an MR x KC panel of A and a KC x NR panel of B sit in L1 together, an MC x KC
- * block of A in L2, a KC x NC block of B in L2/L3. */
+/* Cache blocking: an MR x KC panel of A and a KC x NR panel of B share L1 (8 KB + 32 KB with
+ * AVX-512), an MC x KC block of A stays in L2, a KC x NC block of B in L2/L3. */
 #define KC 256
 #define MC 128
 #define NC 2048
 
-/* Products below this many multiply-adds run on one thread: a parallel region costs a few
- * microseconds, as much as ~2^18 multiply-adds take on one core. (Tuned with make bench.) */
-#ifndef GEMM_PAR_MIN
-#define GEMM_PAR_MIN (1L << 18)
-#endif
+/* Products of at most this many multiply-adds take the short path (gemm_small). Measured on the
+ * 2-core AVX-512 machine: 10x10x8 130 ns vs 255 ns blocked, 20^3 520 vs 770 ns, 24^3 730 vs
+ * 860 ns; at 32^3 the blocked kernel wins (690 vs 1080 ns). */
+#define SMALL_MAX 16384
+#define SMALL_BUF 8192 /* floats of zero-padded op(B) the short path keeps on the stack */
+
+/* Products below this many multiply-adds stay on one thread: waking the second core and joining
+ * it costs a few microseconds, the time one core needs for ~2^18 multiply-adds. */
+#define PAR_MIN (1L << 18)
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
 
@@ -69,68 +83,105 @@ static inline vf vload(const float *p) {
 }
 static inline void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
-/* C tile (MR x NR, row stride ldc) = acc + beta * C; beta == 0 never reads C (BLAS rule: C may
+/* c[0..nj) = alpha * acc + beta * c, for nj <= VL; beta == 0 never reads c (BLAS rule: C may
  * hold garbage or NaN then). */
-static inline __attribute__((always_inline)) void store_tile(vf acc[MR][NV], float *c, long ldc,
-                                                             float beta) {
-  if (beta == 0.0f) {
-    for (int i = 0; i < MR; i++)
-      for (int v = 0; v < NV; v++) vstore(c + i * ldc + v * VL, acc[i][v]);
-  } else if (beta == 1.0f) {
-    for (int i = 0; i < MR; i++)
-      for (int v = 0; v < NV; v++)
-        vstore(c + i * ldc + v * VL, vload(c + i * ldc + v * VL) + acc[i][v]);
-  } else {
-    for (int i = 0; i < MR; i++)
-      for (int v = 0; v < NV; v++)
-        vstore(c + i * ldc + v * VL, beta * vload(c + i * ldc + v * VL) + acc[i][v]);
+static inline __attribute__((always_inline)) void store_vec(float *c, int nj, float alpha, vf acc,
+                                                            float beta) {
+  if (nj == VL) {
+    vf r = alpha == 1.0f ? acc : alpha * acc;
+    if (beta == 1.0f)
+      r += vload(c);
+    else if (beta != 0.0f)
+      r += beta * vload(c);
+    vstore(c, r);
+    return;
   }
+#ifdef __AVX512F__
+  /* masked load/store: a round trip through a stack copy would stall store forwarding */
+  __mmask16 mask = (__mmask16)((1u << nj) - 1);
+  __m512 r = _mm512_mul_ps(_mm512_set1_ps(alpha), (__m512)acc);
+  if (beta != 0.0f) r = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(mask, c), r);
+  _mm512_mask_storeu_ps(c, mask, r);
+#else
+  float row[VL];
+  vstore(row, acc);
+  if (beta == 0.0f)
+    for (int j = 0; j < nj; j++) c[j] = alpha * row[j];
+  else
+    for (int j = 0; j < nj; j++) c[j] = alpha * row[j] + beta * c[j];
+#endif
 }
 
-/* The MR x NR micro-kernel: tile = sum_p a(:, p) b(p, :). A element (i, p) is a[i*rsa + p*csa];
- * row p of B is the NR floats at b + p*rsb. Inlined into two specialisations below so the
- * compiler sees constant strides for packed A. */
-static inline __attribute__((always_inline)) void kernel_body(int kc, const float *restrict a,
-                                                              long rsa, long csa,
-                                                              const float *restrict b, long rsb,
-                                                              float *restrict c, long ldc,
-                                                              float beta) {
+/* ---------- the micro-kernel ---------- */
+
+/* C tile (mr x nr, mr <= MR, nr <= nv*VL) = sum_p a(:, p) b(p, :) + beta * C, accumulated in
+ * registers. A element (i, p) is a[i*rsa + p*csa] (rows past mr must be readable: packed panels
+ * are zero-padded); row p of B is the nv*VL floats at b + p*rsb. nv = 2 is the full NR-wide
+ * tile, nv = 1 a half-width one for a narrow last panel. Always inlined into the specialisations
+ * below, so nv and the packed strides are compile-time constants. */
+static inline __attribute__((always_inline)) void kernel_body(int nv, int kc,
+                                                              const float *restrict a, long rsa,
+                                                              long csa, const float *restrict b,
+                                                              long rsb, float *restrict c,
+                                                              long ldc, float beta, int mr,
+                                                              int nr) {
   vf acc[MR][NV];
+  /* C rows are far apart (ldc): start fetching the tile now so the update at the end finds it
+   * in cache (+10% at 2048^2, where C does not fit in L2). */
+  for (int i = 0; i < MR; i++) {
+    __builtin_prefetch(c + i * ldc, 1, 3);
+    __builtin_prefetch(c + i * ldc + nv * VL - 1, 1, 3);
+  }
   for (int i = 0; i < MR; i++)
-    for (int v = 0; v < NV; v++) acc[i][v] = (vf){0};
+    for (int v = 0; v < nv; v++) acc[i][v] = (vf){0};
   for (int p = 0; p < kc; p++) {
     vf bv[NV];
-    for (int v = 0; v < NV; v++) bv[v] = vload(b + p * rsb + v * VL);
+    for (int v = 0; v < nv; v++) bv[v] = vload(b + p * rsb + v * VL);
     const float *ap = a + p * csa;
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++) {
       float ai = ap[i * rsa];
-      for (int v = 0; v < NV; v++) acc[i][v] += ai * bv[v];
+      for (int v = 0; v < nv; v++) acc[i][v] += ai * bv[v];
     }
   }
-  store_tile(acc, c, ldc, beta);
+  if (mr == MR && nr == nv * VL) {
+    for (int i = 0; i < MR; i++)
+      for (int v = 0; v < nv; v++) store_vec(c + i * ldc + v * VL, VL, 1.0f, acc[i][v], beta);
+  } else {
+    for (int i = 0; i < mr; i++)
+      for (int v = 0; v < nv && v * VL < nr; v++)
+        store_vec(c + i * ldc + v * VL, imin(VL, nr - v * VL), 1.0f, acc[i][v], beta);
+  }
 }
 
-/* A packed: a[p*MR + i]. */
-static void kernel_packed(int kc, const float *restrict a, const float *restrict b, long rsb,
-                          float *restrict c, long ldc, float beta) {
-  kernel_body(kc, a, 1, MR, b, rsb, c, ldc, beta);
-}
-/* A in place, row-major (not transposed): a[i*lda + p]. */
-static void kernel_rows(int kc, const float *restrict a, long lda, const float *restrict b,
-                        long rsb, float *restrict c, long ldc, float beta) {
-  kernel_body(kc, a, lda, 1, b, rsb, c, ldc, beta);
-}
-/* A in place, transposed: a[p*lda + i]. */
-static void kernel_cols(int kc, const float *restrict a, long lda, const float *restrict b,
-                        long rsb, float *restrict c, long ldc, float beta) {
-  kernel_body(kc, a, 1, lda, b, rsb, c, ldc, beta);
-}
+/* How the micro-kernel reads A: packed (a[p*MR + i]), in place row-major (a[i*lda + p]), or in
+ * place transposed (a[p*lda + i]). */
+typedef enum { A_PACKED, A_ROWS, A_COLS } AMode;
+typedef void (*KernelFn)(int kc, const float *a, long lda, const float *b, long rsb, float *c,
+                         long ldc, float beta, int mr, int nr);
+
+#define DEFINE_KERNEL(name, nv, rsa, csa)                                                      \
+  static void name(int kc, const float *restrict a, long lda, const float *restrict b,        \
+                   long rsb, float *restrict c, long ldc, float beta, int mr, int nr) {       \
+    (void)lda;                                                                                 \
+    kernel_body(nv, kc, a, rsa, csa, b, rsb, c, ldc, beta, mr, nr);                            \
+  }
+DEFINE_KERNEL(kernel_packed, 2, 1, MR)
+DEFINE_KERNEL(kernel_rows, 2, lda, 1)
+DEFINE_KERNEL(kernel_cols, 2, 1, lda)
+DEFINE_KERNEL(kernel_packed_half, 1, 1, MR)
+DEFINE_KERNEL(kernel_rows_half, 1, lda, 1)
+DEFINE_KERNEL(kernel_cols_half, 1, 1, lda)
+
+static const KernelFn kKernels[2][3] = {
+    {kernel_packed_half, kernel_rows_half, kernel_cols_half},
+    {kernel_packed, kernel_rows, kernel_cols},
+};
 
 /* ---------- packing ---------- */
 
-/* A rows [i0, i0+mc) x cols [p0, p0+kc) of op(A), times alpha, into MR-row panels
- * dst[(ir/MR) * kc*MR + p*MR + i]; rows past mc are zero. */
+/* Rows [i0, i0+mc) x columns [p0, p0+kc) of op(A), times alpha, into MR-row panels
+ * dst[(ir/MR)*kc*MR + p*MR + i]; rows past mc are zero. */
 static void pack_A(bool tA, const float *A, long lda, int i0, int p0, int mc, int kc, float alpha,
                    float *restrict dst) {
   for (int ir = 0; ir < mc; ir += MR) {
@@ -152,8 +203,8 @@ static void pack_A(bool tA, const float *A, long lda, int i0, int p0, int mc, in
   }
 }
 
-/* B rows [p0, p0+kc) x cols [j0, j0+nc) of op(B) into NR-column panels
- * dst[(jr/NR) * kc*NR + p*NR + j]; columns past nc are zero. */
+/* Rows [p0, p0+kc) x columns [j0, j0+nc) of op(B) into NR-column panels
+ * dst[(jr/NR)*kc*NR + p*NR + j]; columns past nc are zero. */
 static void pack_B(bool tB, const float *B, long ldb, int p0, int j0, int kc, int nc,
                    float *restrict dst) {
   for (int jr = 0; jr < nc; jr += NR) {
@@ -163,9 +214,12 @@ static void pack_B(bool tB, const float *B, long ldb, int p0, int j0, int kc, in
       for (int p = 0; p < kc; p++) {
         const float *s = B + (long)(p0 + p) * ldb + j0 + jr;
         float *dp = d + p * NR;
-        int j = 0;
-        for (; j < nr; j++) dp[j] = s[j];
-        for (; j < NR; j++) dp[j] = 0.0f;
+        if (nr == NR) {
+          for (int v = 0; v < NV; v++) vstore(dp + v * VL, vload(s + v * VL));
+        } else {
+          for (int v = 0; v < NV; v++) vstore(dp + v * VL, (vf){0});
+          for (int j = 0; j < nr; j++) dp[j] = s[j];
+        }
       }
     } else {
       for (int j = 0; j < nr; j++) {
@@ -179,11 +233,11 @@ static void pack_B(bool tB, const float *B, long ldb, int p0, int j0, int kc, in
 }
 
 /* ---------- per-thread scratch ---------- */
-/* Each thread keeps one growing buffer for its packed panels, so the steady state of a training
- * loop allocates nothing. The pointers are also kept in a global table so leak checkers see the
- * buffers as reachable at exit. */
+/* Each thread keeps one growing buffer for its packed panels, so a training loop's steady state
+ * allocates nothing. The pointers also sit in a global table, so leak checkers see the buffers
+ * of OpenMP's pooled threads as reachable at exit. */
 #define SCRATCH_SLOTS 256
-static float *g_scratch_table[SCRATCH_SLOTS];
+__attribute__((used)) static float *g_scratch_table[SCRATCH_SLOTS];
 static int g_scratch_next;
 static _Thread_local float *t_scratch;
 static _Thread_local size_t t_scratch_cap;
@@ -192,14 +246,15 @@ static _Thread_local int t_scratch_slot = -1;
 static float *scratch(size_t nfloats) {
   if (nfloats > t_scratch_cap) {
     free(t_scratch);
-    size_t cap = nfloats + nfloats / 2;
-    size_t bytes = (cap * sizeof(float) + 63) & ~(size_t)63;
+    size_t bytes = ((nfloats + nfloats / 2) * sizeof(float) + 63) & ~(size_t)63;
     t_scratch = aligned_alloc(64, bytes);
     if (!t_scratch) die("gemm: out of memory for a %zu-byte packing buffer", bytes);
     t_scratch_cap = bytes / sizeof(float);
     if (t_scratch_slot < 0) {
       int s;
+#ifdef _OPENMP
 #pragma omp atomic capture
+#endif
       s = g_scratch_next++;
       t_scratch_slot = s;
     }
@@ -208,21 +263,7 @@ static float *scratch(size_t nfloats) {
   return t_scratch;
 }
 
-/* ---------- the serial driver ---------- */
-
-/* C[i, j] = beta*C + tile for an edge tile of mr x nr (tile row stride NR). */
-static void merge_edge(const float *tile, int mr, int nr, float *c, long ldc, float beta) {
-  for (int i = 0; i < mr; i++) {
-    float *ci = c + i * ldc;
-    const float *ti = tile + i * NR;
-    if (beta == 0.0f)
-      for (int j = 0; j < nr; j++) ci[j] = ti[j];
-    else if (beta == 1.0f)
-      for (int j = 0; j < nr; j++) ci[j] += ti[j];
-    else
-      for (int j = 0; j < nr; j++) ci[j] = beta * ci[j] + ti[j];
-  }
-}
+/* ---------- serial products ---------- */
 
 /* C := beta * C (the whole product when k == 0 or alpha == 0). */
 static void scale_c(int m, int n, float beta, float *C, long ldc) {
@@ -235,6 +276,47 @@ static void scale_c(int m, int n, float beta, float *C, long ldc) {
   }
 }
 
+static bool small_fits(int m, int n, int k) {
+  long npad = (n + VL - 1) / VL * VL;
+  return (long)m * n * k <= SMALL_MAX && npad * k <= SMALL_BUF;
+}
+
+/* The short path: op(B) copied once into a zero-padded stack buffer of whole vectors, then for
+ * each vector column, four rows of A at a time (four independent FMA chains). */
+static void gemm_small(bool tA, bool tB, int m, int n, int k, float alpha, const float *A,
+                       long lda, const float *B, long ldb, float beta, float *C, long ldc) {
+  int nvec = (n + VL - 1) / VL, npad = nvec * VL;
+  float bt[SMALL_BUF] __attribute__((aligned(64)));
+  for (int p = 0; p < k; p++) {
+    float *d = bt + p * npad;
+    if (tB)
+      for (int j = 0; j < n; j++) d[j] = B[j * ldb + p];
+    else
+      for (int j = 0; j < n; j++) d[j] = B[p * ldb + j];
+    for (int j = n; j < npad; j++) d[j] = 0.0f;
+  }
+  long rsa = tA ? 1 : lda, csa = tA ? lda : 1; /* A(i, p) = A[i*rsa + p*csa] */
+  for (int v = 0; v < nvec; v++) {
+    int j0 = v * VL, nj = imin(VL, n - j0);
+    for (int i = 0; i < m; i += 4) {
+      int mi = imin(4, m - i);
+      /* rows past m repeat row i: computed, never stored */
+      const float *a0 = A + i * rsa, *a1 = mi > 1 ? a0 + rsa : a0,
+                  *a2 = mi > 2 ? a0 + 2 * rsa : a0, *a3 = mi > 3 ? a0 + 3 * rsa : a0;
+      vf acc[4] = {{0}, {0}, {0}, {0}};
+      for (int p = 0; p < k; p++) {
+        vf b = *(const vf *)(bt + p * npad + j0);
+        acc[0] += a0[p * csa] * b;
+        acc[1] += a1[p * csa] * b;
+        acc[2] += a2[p * csa] * b;
+        acc[3] += a3[p * csa] * b;
+      }
+      for (int r = 0; r < mi; r++) store_vec(C + (i + r) * ldc + j0, nj, alpha, acc[r], beta);
+    }
+  }
+}
+
+/* The blocked product on the calling thread. */
 static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, const float *A,
                         long lda, const float *B, long ldb, float beta, float *C, long ldc) {
   if (m <= 0 || n <= 0) return;
@@ -242,17 +324,21 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
     scale_c(m, n, beta, C, ldc);
     return;
   }
-  /* In-place operands: A when alpha == 1 and there are few column panels to reuse a packed copy
-   * for; B when it is not transposed and small enough to stay in cache unpacked. */
+  if (small_fits(m, n, k)) {
+    gemm_small(tA, tB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  /* Pack A only when alpha must be folded in or when many column panels reuse the copy; pack B
+   * when it is transposed, or big and reused by many row panels. (Reading in place measured
+   * +5% on 640x201x32 and +20% on the 32x201x640 weight gradient.) */
   bool packA = alpha != 1.0f || n > 4 * NR;
-  bool packB = tB || (long)k * n > 64L * 1024;
+  bool packB = tB || ((long)k * n > 64L * 1024 && m > 4 * MR);
   int kcmax = imin(k, KC), ncmax = imin(n, NC), mcmax = imin(m, MC);
-  size_t szA = (size_t)(((mcmax + MR - 1) / MR) * MR) * kcmax;
-  size_t szB = (size_t)(((ncmax + NR - 1) / NR) * NR) * kcmax;
-  size_t szEA = (size_t)MR * kcmax, szEB = (size_t)NR * kcmax, szT = (size_t)MR * NR;
-  float *buf = scratch(szA + szB + szEA + szEB + szT);
-  float *bufA = buf, *bufB = bufA + szA, *edgeA = bufB + szB, *edgeB = edgeA + szEA;
-  float *tile = edgeB + szEB;
+  size_t szA = (size_t)((mcmax + MR - 1) / MR * MR) * kcmax;
+  size_t szB = (size_t)((ncmax + NR - 1) / NR * NR) * kcmax;
+  size_t szEA = (size_t)MR * kcmax;
+  float *bufA = scratch(szA + szB + szEA + (size_t)NR * kcmax);
+  float *bufB = bufA + szA, *edgeA = bufB + szB, *edgeB = edgeA + szEA;
 
   for (int jc = 0; jc < n; jc += NC) {
     int nc = imin(NC, n - jc);
@@ -262,45 +348,38 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
       int nr_last = nc % NR;
       if (packB)
         pack_B(tB, B, ldb, pc, jc, kc, nc, bufB);
-      else if (nr_last) /* in-place B: only the ragged last panel needs a zero-padded copy */
+      else if (nr_last) /* B in place: only the ragged last panel gets a zero-padded copy */
         pack_B(false, B, ldb, pc, jc + nc - nr_last, kc, nr_last, edgeB);
       for (int ic = 0; ic < m; ic += MC) {
         int mc = imin(MC, m - ic);
         int mr_last = mc % MR;
         if (packA)
           pack_A(tA, A, lda, ic, pc, mc, kc, alpha, bufA);
-        else if (mr_last)
+        else if (mr_last) /* A in place: only the ragged last panel gets a copy */
           pack_A(tA, A, lda, ic + mc - mr_last, pc, mr_last, kc, 1.0f, edgeA);
         for (int jr = 0; jr < nc; jr += NR) {
           int nr = imin(NR, nc - jr);
-          const float *bp;
-          long rsb;
-          if (packB) {
-            bp = bufB + (long)jr * kc;
+          const float *bp = B + (long)pc * ldb + jc + jr;
+          long rsb = ldb;
+          if (packB || nr < NR) {
+            bp = packB ? bufB + (long)jr * kc : edgeB;
             rsb = NR;
-          } else if (nr < NR) {
-            bp = edgeB;
-            rsb = NR;
-          } else {
-            bp = B + (long)pc * ldb + jc + jr;
-            rsb = ldb;
           }
+          int nv = nr > VL ? 2 : 1; /* a narrow last panel runs the half-width kernel */
           for (int ir = 0; ir < mc; ir += MR) {
             int mr = imin(MR, mc - ir);
-            float *c = C + (long)(ic + ir) * ldc + jc + jr;
-            bool full = mr == MR && nr == NR;
-            float *dst = full ? c : tile;
-            long lddst = full ? ldc : NR;
-            float bdst = full ? beta_k : 0.0f;
-            if (packA)
-              kernel_packed(kc, bufA + (long)ir * kc, bp, rsb, dst, lddst, bdst);
-            else if (mr < MR)
-              kernel_packed(kc, edgeA, bp, rsb, dst, lddst, bdst);
-            else if (!tA)
-              kernel_rows(kc, A + (long)(ic + ir) * lda + pc, lda, bp, rsb, dst, lddst, bdst);
-            else
-              kernel_cols(kc, A + (long)pc * lda + ic + ir, lda, bp, rsb, dst, lddst, bdst);
-            if (!full) merge_edge(tile, mr, nr, c, ldc, beta_k);
+            const float *a = bufA + (long)ir * kc;
+            AMode am = A_PACKED;
+            if (!packA) {
+              if (mr < MR)
+                a = edgeA;
+              else if (!tA)
+                a = A + (long)(ic + ir) * lda + pc, am = A_ROWS;
+              else
+                a = A + (long)pc * lda + ic + ir, am = A_COLS;
+            }
+            kKernels[nv - 1][am](kc, a, lda, bp, rsb, C + (long)(ic + ir) * ldc + jc + jr, ldc,
+                                 beta_k, mr, nr);
           }
         }
       }
@@ -310,13 +389,15 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
 
 /* ---------- threading ---------- */
 
+typedef void (*SerialFn)(bool, bool, int, int, int, float, const float *, long, const float *,
+                         long, float, float *, long);
+
 static int gemm_threads(int m, int n, int k) {
 #ifdef _OPENMP
+  if ((double)m * n * k < (double)PAR_MIN) return 1;
   if (omp_in_parallel()) return 1; /* e.g. inside gemm_batched's loop over the batch */
-  if ((double)m * n * k < (double)GEMM_PAR_MIN) return 1;
   int t = omp_get_max_threads();
-  /* every thread needs at least one full tile row/column slab */
-  int slabs = m >= n ? m / MR : n / NR;
+  int slabs = m >= n ? m / MR : n / NR; /* every thread gets at least one full tile row/column */
   if (t > slabs) t = slabs;
   return t < 1 ? 1 : t;
 #else
@@ -325,17 +406,16 @@ static int gemm_threads(int m, int n, int k) {
 #endif
 }
 
-void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
-                  int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-  int nt = gemm_threads(m, n, k);
-  if (nt <= 1) {
-    gemm_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    return;
-  }
-  /* Split the longer side of C into nt slabs (multiples of the tile size); each thread runs an
-   * independent serial product on its slab and packs its own panels. */
+/* Run f on nt slabs of C at once: the longer side of C is cut into nt ranges (multiples of the
+ * tile size); each thread computes its slab as an independent serial product. */
+static void run_split(SerialFn f, int nt, bool tA, bool tB, int m, int n, int k, float alpha,
+                      const float *A, long lda, const float *B, long ldb, float beta, float *C,
+                      long ldc) {
   bool by_rows = m >= n;
+  (void)nt;
+#ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
+#endif
   {
 #ifdef _OPENMP
     int t = omp_get_thread_num(), T = omp_get_num_threads();
@@ -344,30 +424,48 @@ void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, co
 #endif
     int len = by_rows ? m : n, unit = by_rows ? MR : NR;
     int units = (len + unit - 1) / unit;
-    int u0 = (int)((long)units * t / T), u1 = (int)((long)units * (t + 1) / T);
-    int s0 = imin(len, u0 * unit), s1 = imin(len, u1 * unit);
+    int s0 = imin(len, (int)((long)units * t / T) * unit);
+    int s1 = imin(len, (int)((long)units * (t + 1) / T) * unit);
     if (s1 > s0) {
-      if (by_rows) {
-        const float *As = transA ? A + s0 : A + (long)s0 * lda;
-        gemm_serial(transA, transB, s1 - s0, n, k, alpha, As, lda, B, ldb, beta,
-                    C + (long)s0 * ldc, ldc);
-      } else {
-        const float *Bs = transB ? B + (long)s0 * ldb : B + s0;
-        gemm_serial(transA, transB, m, s1 - s0, k, alpha, A, lda, Bs, ldb, beta, C + s0, ldc);
-      }
+      if (by_rows)
+        f(tA, tB, s1 - s0, n, k, alpha, tA ? A + s0 : A + s0 * lda, lda, B, ldb, beta,
+          C + s0 * ldc, ldc);
+      else
+        f(tA, tB, m, s1 - s0, k, alpha, A, lda, tB ? B + s0 * ldb : B + s0, ldb, beta, C + s0,
+          ldc);
     }
   }
+}
+
+void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
+                  int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+  int nt = gemm_threads(m, n, k);
+  if (nt <= 1)
+    gemm_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  else
+    run_split(gemm_serial, nt, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* ---------- the dispatcher ---------- */
 
 #ifdef AL_HAVE_CBLAS
-/* OpenBLAS 0.3.21 (Debian) on this machine runs its AVX2 "Haswell" kernel and pays a fixed
- * setup cost per call; the built-in AVX-512 kernel is faster for the small and mid-size products
- * of the labs. Crossover measured with make bench (see gemm_use_cblas). */
+/* When gemm() calls CBLAS. Measured on the 2-core AMD EPYC (Zen 5) box with make bench, where
+ * Debian's OpenBLAS 0.3.21 runs its AVX2 "Haswell" kernel: the built-in AVX-512 kernel reaches
+ * ~200 GFLOP/s per core at every size from 64^2 to 4736x1536x512, OpenBLAS ~105, and on tiny
+ * products OpenBLAS's per-call overhead costs more still, so an AVX-512 build never calls it.
+ * Built without AVX-512 (VL = 8), the built-in kernel peaks at about the same speed as
+ * OpenBLAS's AVX2 kernel; CBLAS is then used from CBLAS_MIN multiply-adds up. */
+#define CBLAS_MIN (1L << 21)
 static bool gemm_use_cblas(int m, int n, int k) {
-  (void)m, (void)n, (void)k;
-  return false;
+  return VL < 16 && (double)m * n * k >= (double)CBLAS_MIN;
+}
+
+/* CBLAS on the calling thread; our OpenMP split provides the parallelism, so OpenBLAS's own
+ * thread pool is kept at one thread (two pools spinning on two cores fight each other). */
+static void cblas_serial(bool tA, bool tB, int m, int n, int k, float alpha, const float *A,
+                         long lda, const float *B, long ldb, float beta, float *C, long ldc) {
+  cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans, tB ? CblasTrans : CblasNoTrans, m,
+              n, k, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
 }
 #endif
 
@@ -380,8 +478,16 @@ void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const floa
   }
 #ifdef AL_HAVE_CBLAS
   if (gemm_use_cblas(m, n, k)) {
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+#ifdef _OPENMP
+    if (!omp_in_parallel() && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#else
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#endif
+    int nt = gemm_threads(m, n, k);
+    if (nt <= 1)
+      cblas_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+      run_split(cblas_serial, nt, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
 #endif
@@ -393,13 +499,14 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
                   float *C, int ldc, long strideC, int count) {
   if (count <= 0 || m <= 0 || n <= 0) return;
 #ifdef _OPENMP
-  /* Many small products: one thread per share of the batch beats threading each product. */
-  if (count > 1 && !omp_in_parallel() && (double)m * n * k * count >= (double)GEMM_PAR_MIN &&
+  /* Many small products: each thread takes a share of the batch and runs its products serially
+   * (gemm_builtin sees omp_in_parallel), which beats threading every small product. */
+  if (count > 1 && (double)m * n * k * count >= (double)PAR_MIN && !omp_in_parallel() &&
       omp_get_max_threads() > 1) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < count; i++)
-      gemm(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta,
-           C + i * strideC, ldc);
+      gemm_builtin(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb,
+                   beta, C + i * strideC, ldc);
     return;
   }
 #endif
@@ -410,8 +517,7 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
 
 const char *gemm_backend(void) {
 #ifdef AL_HAVE_CBLAS
-  return "openblas";
-#else
-  return "builtin";
+  if (VL < 16) return "openblas";
 #endif
+  return "builtin";
 }

@@ -47,11 +47,11 @@ static Broadcast broadcast_plan(const char *op, const Tensor *a, const Tensor *b
     int ia = d - (bc.ndim - a->ndim), ib = d - (bc.ndim - b->ndim);
     int na = ia >= 0 ? a->shape[ia] : 1, nb = ib >= 0 ? b->shape[ib] : 1;
     if (na != nb && na != 1 && nb != 1) {
-      char sa[64], sb[64];
+      char s1[64], s2[64];
       tensor_error(op, "shapes %s and %s do not broadcast: aligned from the right, sizes %d "
                    "and %d differ and neither is 1; reshape an input (t_view) so that each "
                    "pair of sizes is equal or one of them is 1",
-                   shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb), na, nb);
+                   shape_str(a, s1, sizeof s1), shape_str(b, s2, sizeof s2), na, nb);
     }
     int n = na == 1 ? nb : na;
     bc.shape[d] = n;
@@ -98,30 +98,30 @@ static void next_row(const Broadcast *bc, long idx[T_MAXDIM], long off[2]) {
 typedef void (*RowKernel)(float *restrict out, const float *a, int ia, const float *b, int ib,
                           long n);
 
-#define DEFINE_ROW_KERNEL(name, EXPR)                                                     \
-  static void name(float *restrict out, const float *a, int ia, const float *b, int ib,  \
-                   long n) {                                                               \
-    if (ia && ib) {                                                                        \
-      for (long j = 0; j < n; j++) {                                                       \
-        float x = a[j], y = b[j];                                                          \
-        out[j] = (EXPR);                                                                   \
-      }                                                                                    \
-    } else if (ia) {                                                                       \
-      const float y = b[0];                                                                \
-      for (long j = 0; j < n; j++) {                                                       \
-        float x = a[j];                                                                    \
-        out[j] = (EXPR);                                                                   \
-      }                                                                                    \
-    } else if (ib) {                                                                       \
-      const float x = a[0];                                                                \
-      for (long j = 0; j < n; j++) {                                                       \
-        float y = b[j];                                                                    \
-        out[j] = (EXPR);                                                                   \
-      }                                                                                    \
-    } else { /* only for a one-element output */                                           \
-      const float x = a[0], y = b[0];                                                      \
-      for (long j = 0; j < n; j++) out[j] = (EXPR);                                        \
-    }                                                                                      \
+#define DEFINE_ROW_KERNEL(name, EXPR)                                                          \
+  static void name(float *restrict out, const float *a, int ia, const float *b, int ib,        \
+                   long n) {                                                                   \
+    if (ia && ib) {                                                                            \
+      for (long j = 0; j < n; j++) {                                                           \
+        float x = a[j], y = b[j];                                                              \
+        out[j] = (EXPR);                                                                       \
+      }                                                                                        \
+    } else if (ia) {                                                                           \
+      const float y = b[0];                                                                    \
+      for (long j = 0; j < n; j++) {                                                           \
+        float x = a[j];                                                                        \
+        out[j] = (EXPR);                                                                       \
+      }                                                                                        \
+    } else if (ib) {                                                                           \
+      const float x = a[0];                                                                    \
+      for (long j = 0; j < n; j++) {                                                           \
+        float y = b[j];                                                                        \
+        out[j] = (EXPR);                                                                       \
+      }                                                                                        \
+    } else { /* only for a one-element output */                                               \
+      const float x = a[0], y = b[0];                                                          \
+      for (long j = 0; j < n; j++) out[j] = (EXPR);                                            \
+    }                                                                                          \
   }
 
 DEFINE_ROW_KERNEL(row_add, x + y)
@@ -149,6 +149,25 @@ static Tensor *binary_forward(const char *op, RowKernel kernel, BackwardFn backw
 
 /* ---------- backward: sum the gradient back over repeated dims ---------- */
 
+/* sum_j g[j] * y[j] over one row (y NULL: sum_j g[j]), in double. Eight independent partial
+ * sums let the compiler vectorize; one running sum would be a single long dependency chain
+ * (several times slower, since without -ffast-math it may not reorder the additions). */
+static double row_sum(const float *g, const float *y, long n) {
+  double lane[8] = {0};
+  long j = 0;
+  if (y) {
+    for (; j + 8 <= n; j += 8)
+      for (int k = 0; k < 8; k++) lane[k] += g[j + k] * y[j + k];
+  } else {
+    for (; j + 8 <= n; j += 8)
+      for (int k = 0; k < 8; k++) lane[k] += g[j + k];
+  }
+  double acc = 0;
+  for (int k = 0; k < 8; k++) acc += lane[k];
+  for (; j < n; j++) acc += y ? g[j] * y[j] : g[j];
+  return acc;
+}
+
 /* gx += scale * g * y, summed over the dims operand x was repeated along. g has the output's
  * shape; y is the other operand's data (walked with its strides), or NULL for y = 1. */
 static void accumulate_grad(const Broadcast *bc, int x, float *gx, const float *g,
@@ -167,13 +186,7 @@ static void accumulate_grad(const Broadcast *bc, int x, float *gx, const float *
       const float s = scale * yr[0];
       for (long j = 0; j < n; j++) gxr[j] += s * gr[j];
     } else { /* x repeats along the row: reduce the row to one number */
-      double acc = 0;
-      if (iy) {
-        for (long j = 0; j < n; j++) acc += gr[j] * yr[j];
-      } else {
-        for (long j = 0; j < n; j++) acc += gr[j];
-        acc *= yr[0];
-      }
+      double acc = iy ? row_sum(gr, yr, n) : yr[0] * row_sum(gr, NULL, n);
       gxr[0] += (float)(scale * acc);
     }
     next_row(bc, idx, off);

@@ -26,15 +26,24 @@ static ReduceView reduce_view(const Tensor *a, int d) {
   return v;
 }
 
+/* sum of x[0..n) in double. Eight independent partial sums let the compiler vectorize; one
+ * running sum would be a single long dependency chain (several times slower, since without
+ * -ffast-math it may not reorder the additions). */
+static double sum_floats(const float *x, long n) {
+  double lane[8] = {0};
+  long j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; k++) lane[k] += x[j + k];
+  double acc = 0;
+  for (int k = 0; k < 8; k++) acc += lane[k];
+  for (; j < n; j++) acc += x[j];
+  return acc;
+}
+
 /* out[o, i] = scale * sum_k a[o, k, i] */
 static void reduce_forward(const float *a, float *out, ReduceView v, float scale) {
   if (v.inner == 1) { /* reducing the last dim: one row sum per output */
-    for (long o = 0; o < v.outer; o++) {
-      const float *row = a + o * v.n;
-      double acc = 0;
-      for (long k = 0; k < v.n; k++) acc += row[k];
-      out[o] = (float)(acc * scale);
-    }
+    for (long o = 0; o < v.outer; o++) out[o] = (float)(sum_floats(a + o * v.n, v.n) * scale);
     return;
   }
   /* an inner dim: add whole rows of `inner` elements, a loop that vectorizes */
@@ -55,6 +64,14 @@ static void reduce_backward(Tensor *out) {
   ReduceView v = reduce_view(a, out->iarg[0]);
   const float scale = out->farg[0], *g = out->grad;
   float *ga = tensor_grad(a);
+  if (v.inner == 1) { /* the last dim: one gradient value per row */
+    for (long o = 0; o < v.outer; o++) {
+      float *dst = ga + o * v.n;
+      const float d = scale * g[o];
+      for (long k = 0; k < v.n; k++) dst[k] += d;
+    }
+    return;
+  }
   for (long o = 0; o < v.outer; o++)
     for (long k = 0; k < v.n; k++) {
       float *dst = ga + (o * v.n + k) * v.inner;
@@ -115,9 +132,7 @@ static Tensor *reduce_all(const char *op, Tensor *a, bool mean) {
   Tensor *out = tensor_new(1, (int[]){1});
   out->name = op;
   float scale = mean ? 1.0f / (float)a->size : 1.0f;
-  double acc = 0;
-  for (long i = 0; i < a->size; i++) acc += a->data[i];
-  out->data[0] = (float)(acc * scale);
+  out->data[0] = (float)(sum_floats(a->data, a->size) * scale);
   if (ag_needs_grad(a, NULL, NULL)) {
     ag_record(out, reduce_all_backward, a, NULL, NULL);
     out->farg[0] = scale;

@@ -10,6 +10,7 @@
  * may longjmp, which must never happen inside a parallel region.
  */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ops.h"
@@ -28,11 +29,71 @@ static int last_dim(const Tensor *t) { return t->shape[t->ndim - 1]; }
 static long num_rows(const Tensor *t) { return shape_numel(t->ndim - 1, t->shape); }
 
 /* ---------- row kernels ---------- */
+/* Written so GCC vectorizes them without -ffast-math: the exponential is a branch-free
+ * polynomial instead of a call to expf, and reductions keep LANES independent partial results
+ * (a fixed summation order, so results are deterministic). */
 
+#define LANES 8
+
+/* exp(x) for x <= 0, the only range a max-shifted softmax needs; -inf gives exactly 0 and NaN
+ * stays NaN. Cephes' method: x = k ln2 + r with |r| <= ln2 / 2, exp(r) by a degree-7 polynomial,
+ * 2^k assembled in the exponent bits. Within 1e-7 relative of exp over [-87, 0] (about 1 ulp,
+ * as accurate as expf); below -87, where exp(x) < 2^-125, it returns 0. */
+static inline float exp_le0(float x) {
+  const float shifter = 0x1.8p23f; /* adding it rounds to an integer held in the low bits */
+  float xc = x < -87.0f ? -87.0f : x;
+  float kb = xc * 1.44269504f + shifter;
+  float k = kb - shifter;
+  float r = xc - k * 0.693359375f; /* ln 2 in two parts: r stays exact */
+  r = r - k * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  uint32_t kbits, ebits;
+  memcpy(&kbits, &kb, sizeof kbits);
+  ebits = (kbits - 0x4B400000u + 127u) << 23; /* k + bias in the exponent field */
+  float scale;
+  memcpy(&scale, &ebits, sizeof scale);
+  return x < -87.0f ? 0.0f : p * scale;
+}
+
+/* The max of x[0..n), -inf when n == 0. A NaN is skipped here but poisons the sum later. */
 static float row_max(const float *x, int n) {
-  float m = -INFINITY;
-  for (int j = 0; j < n; j++) m = x[j] > m ? x[j] : m; /* a NaN is skipped here but poisons the sum */
+  float acc[LANES], m = -INFINITY;
+  for (int k = 0; k < LANES; k++) acc[k] = -INFINITY;
+  int j = 0;
+  for (; j + LANES <= n; j += LANES)
+    for (int k = 0; k < LANES; k++) acc[k] = x[j + k] > acc[k] ? x[j + k] : acc[k];
+  for (; j < n; j++) m = x[j] > m ? x[j] : m;
+  for (int k = 0; k < LANES; k++) m = acc[k] > m ? acc[k] : m;
   return m;
+}
+
+/* sum of a[j] * b[j] (b == NULL: of a[j]). */
+static float row_dot(const float *a, const float *b, int n) {
+  float acc[LANES] = {0}, s = 0;
+  int j = 0;
+  if (b) {
+    for (; j + LANES <= n; j += LANES)
+      for (int k = 0; k < LANES; k++) acc[k] += a[j + k] * b[j + k];
+    for (; j < n; j++) s += a[j] * b[j];
+  } else {
+    for (; j + LANES <= n; j += LANES)
+      for (int k = 0; k < LANES; k++) acc[k] += a[j + k];
+    for (; j < n; j++) s += a[j];
+  }
+  for (int k = 0; k < LANES; k++) s += acc[k];
+  return s;
+}
+
+/* e[j] = exp(x[j] - m) for j < n; returns their sum. */
+static float exp_shifted(const float *x, float m, float *e, int n) {
+  for (int j = 0; j < n; j++) e[j] = exp_le0(x[j] - m);
+  return row_dot(e, NULL, n);
 }
 
 /* y[0..n) = softmax(x[0..n)), y[n..keys) = 0. A row whose max is -inf (empty, or all -inf)
@@ -40,12 +101,7 @@ static float row_max(const float *x, int n) {
 static void softmax_row(const float *x, float *y, int n, int keys) {
   float m = row_max(x, n);
   if (m == -INFINITY) n = 0;
-  float s = 0;
-  for (int j = 0; j < n; j++) {
-    y[j] = expf(x[j] - m);
-    s += y[j];
-  }
-  float inv = 1.0f / s;
+  float inv = 1.0f / exp_shifted(x, m, y, n);
   for (int j = 0; j < n; j++) y[j] *= inv;
   if (keys > n) memset(y + n, 0, sizeof(float) * (size_t)(keys - n));
 }
@@ -62,8 +118,7 @@ static void softmax_backward(Tensor *out) {
   for (long r = 0; r < rows; r++) {
     const float *yr = y + r * keys, *gr = g + r * keys;
     float *dr = dx + r * keys;
-    float dot = 0;
-    for (int j = 0; j < keys; j++) dot += gr[j] * yr[j];
+    float dot = row_dot(gr, yr, keys);
     for (int j = 0; j < keys; j++) dr[j] += yr[j] * (gr[j] - dot);
   }
 }
@@ -93,9 +148,8 @@ static void log_softmax_backward(Tensor *out) {
   for (long r = 0; r < rows; r++) {
     const float *yr = y + r * n, *gr = g + r * n;
     float *dr = dx + r * n;
-    float gs = 0;
-    for (int j = 0; j < n; j++) gs += gr[j];
-    for (int j = 0; j < n; j++) dr[j] += gr[j] - expf(yr[j]) * gs;
+    float gs = row_dot(gr, NULL, n);
+    for (int j = 0; j < n; j++) dr[j] += gr[j] - exp_le0(yr[j]) * gs; /* y <= 0 */
   }
 }
 
@@ -114,9 +168,7 @@ Tensor *t_log_softmax(Tensor *x) {
       for (int j = 0; j < n; j++) yr[j] = -INFINITY;
       continue;
     }
-    float s = 0;
-    for (int j = 0; j < n; j++) s += expf(xr[j] - m);
-    float lse = m + logf(s);
+    float lse = m + logf(exp_shifted(xr, m, yr, n)); /* yr holds the exponentials for now */
     for (int j = 0; j < n; j++) yr[j] = xr[j] - lse;
   }
   if (ag_needs_grad(x, NULL, NULL)) ag_record(out, log_softmax_backward, x, NULL, NULL);
@@ -269,12 +321,11 @@ Tensor *t_cross_entropy(Tensor *logits, Tensor *labels, Tensor *weights) {
   if (weights) check_token_shape("weights", weights, logits);
   int V = last_dim(logits);
   long rows = labels->size;
-  bool grad = ag_needs_grad(logits, NULL, NULL);
 
   CeSaved s = {arena_alloc(sizeof(int) * (size_t)(rows ? rows : 1)),
                arena_alloc(sizeof(float) * (size_t)(rows ? rows : 1)),
                arena_alloc(sizeof(float) * (size_t)(rows ? rows : 1)),
-               grad ? arena_alloc(sizeof(float) * (size_t)(logits->size ? logits->size : 1)) : NULL};
+               arena_alloc(sizeof(float) * (size_t)(logits->size ? logits->size : 1))};
   for (long r = 0; r < rows; r++) {
     float v = labels->data[r];
     if (!(v >= 0 && v < (float)V && v == floorf(v)))
@@ -293,20 +344,12 @@ Tensor *t_cross_entropy(Tensor *logits, Tensor *labels, Tensor *weights) {
       out->data[r] = 0;
       continue;
     }
-    float m = row_max(xr, V), sum = 0;
-    if (s.e) {
-      float *er = s.e + r * V;
-      for (int j = 0; j < V; j++) {
-        er[j] = expf(xr[j] - m);
-        sum += er[j];
-      }
-    } else {
-      for (int j = 0; j < V; j++) sum += expf(xr[j] - m);
-    }
+    float m = row_max(xr, V);
+    float sum = exp_shifted(xr, m, s.e + r * V, V);
     out->data[r] = (m + logf(sum) - xr[s.label[r]]) * s.w[r];
     s.scale[r] = s.w[r] / sum;
   }
-  if (grad) {
+  if (ag_needs_grad(logits, NULL, NULL)) {
     CeSaved *saved = arena_alloc(sizeof *saved);
     *saved = s;
     out->aux = saved;

@@ -13,14 +13,19 @@
  * Styling follows matplotlib's defaults as d2l sets them up: a 3.5 x 2.5 inch panel at
  * 100 dpi drawn at 2x (700 x 500 px), DejaVu Sans, the tab10 colour cycle, a light grid,
  * a full black frame with outward ticks, 5% data margins, and a framed legend placed where it
- * covers the fewest data points (matplotlib's loc='best').
+ * covers the fewest data points (matplotlib's loc='best'). Heatmaps keep imshow's square
+ * cells and Reds/Blues colour maps; each panel is placed at exact screen coordinates so the
+ * grid lines up and one colour bar serves all. Matrices of 2 x 2 and up are drawn `with image`
+ * (crisp and seamless; `with image pixels` shows antialiasing seams between cells), single
+ * rows and columns as filled boxes (gnuplot's image styles draw nothing for them).
  *
- * Environment: AL_NO_GNUPLOT=1 skips rendering (the .dat and .gp are still written). */
+ * Without gnuplot one line on stderr (once per program) says where the scripts are and how to
+ * render them. Environment: AL_NO_GNUPLOT=1 skips rendering the same way. */
+#define _POSIX_C_SOURCE 200809L
 #include "plot.h"
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,30 +43,54 @@ static int g_env_off;           /* AL_NO_GNUPLOT set */
 static char g_term[16];         /* "pngcairo", "png", "svg" or "" (no gnuplot / no terminal) */
 static int g_notice_printed;    /* the one "gnuplot not found" line */
 
-/* Is `name` an executable file in some $PATH directory? (Avoids a shell error message.) */
-static bool in_path(const char *name) {
+/* The first executable `name` on $PATH into out (size cap); false when there is none. Looking
+ * ourselves avoids the shell's "not found" message. */
+static bool find_in_path(const char *name, char *out, size_t cap) {
   const char *path = getenv("PATH");
   if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-  char buf[4096];
   while (*path) {
     const char *colon = strchr(path, ':');
     size_t len = colon ? (size_t)(colon - path) : strlen(path);
-    if (len == 0) {
-      snprintf(buf, sizeof buf, "./%s", name);
-    } else if (len + strlen(name) + 2 <= sizeof buf) {
-      memcpy(buf, path, len);
-      buf[len] = '/';
-      strcpy(buf + len + 1, name);
-    } else {
-      buf[0] = '\0';
-    }
+    out[0] = '\0';
+    if (len == 0) snprintf(out, cap, "./%s", name);
+    else if (len + strlen(name) + 2 <= cap) snprintf(out, cap, "%.*s/%s", (int)len, path, name);
     struct stat st;
-    if (buf[0] && stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+    if (out[0] && stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
       return true;
     if (!colon) break;
     path = colon + 1;
   }
   return false;
+}
+
+/* Which of pngcairo / png / svg the gnuplot at `exe` offers ("" if none or it fails). The
+ * answer is kept per executable: asking costs a gnuplot start (~0.1-0.3 s). */
+static const char *query_terminal(const char *exe) {
+  static char cached_exe[4096], cached_term[16];
+  static int cached;
+  if (cached && strcmp(cached_exe, exe) == 0) return cached_term;
+  cached = 1;
+  snprintf(cached_exe, sizeof cached_exe, "%s", exe);
+  cached_term[0] = '\0';
+  /* GPVAL_TERMINALS lists the terminal names, space separated, with a space at both ends. */
+  fflush(stdout);
+  FILE *p = popen("gnuplot -e \"print GPVAL_TERMINALS\" 2>&1 </dev/null", "r");
+  if (!p) return cached_term;
+  char out[8192];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return cached_term;
+  const char *terms[] = {"pngcairo", "png", "svg"};
+  for (int i = 0; i < 3; i++) {
+    char pat[32];
+    snprintf(pat, sizeof pat, " %s ", terms[i]);
+    if (strstr(out, pat)) {
+      strcpy(cached_term, terms[i]);
+      break;
+    }
+  }
+  return cached_term;
 }
 
 static void probe(void) {
@@ -70,25 +99,9 @@ static void probe(void) {
   g_term[0] = '\0';
   const char *env = getenv("AL_NO_GNUPLOT");
   g_env_off = env && *env && strcmp(env, "0") != 0;
-  if (g_forced_off || g_env_off || !in_path("gnuplot")) return;
-  /* GPVAL_TERMINALS lists the terminal names, space separated, with a space at both ends. */
-  fflush(stdout);
-  FILE *p = popen("gnuplot -e \"print GPVAL_TERMINALS\" 2>&1 </dev/null", "r");
-  if (!p) return;
-  char out[8192];
-  size_t n = fread(out, 1, sizeof out - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return;
-  const char *terms[] = {"pngcairo", "png", "svg"};
-  for (int i = 0; i < 3; i++) {
-    char pat[32];
-    snprintf(pat, sizeof pat, " %s ", terms[i]);
-    if (strstr(out, pat)) {
-      strcpy(g_term, terms[i]);
-      return;
-    }
-  }
+  char exe[4096];
+  if (g_forced_off || g_env_off || !find_in_path("gnuplot", exe, sizeof exe)) return;
+  strcpy(g_term, query_terminal(exe));
 }
 
 bool plot_have_gnuplot(void) {
@@ -98,8 +111,7 @@ bool plot_have_gnuplot(void) {
 
 void plot_force_no_gnuplot(int on) {
   g_forced_off = on != 0;
-  g_probed = 0;
-  probe();
+  g_probed = 0; /* probed again on next use (each probe starts a gnuplot) */
 }
 
 /* ------------------------------------------------------------------ small helpers */
@@ -193,8 +205,10 @@ static int close_w(FILE *f, const char *path) {
 static int ensure_dir(const Paths *p) {
   if (!p->dir[0]) return 0;
   if (mkdir_p(p->dir) != 0) {
-    fprintf(stderr, "plot: cannot create directory '%s' for '%s.gp': %s\n", p->dir, p->name,
-            strerror(errno));
+    int len = (int)strlen(p->dir);
+    if (len > 1) len--; /* without its trailing '/' */
+    fprintf(stderr, "plot: cannot create directory '%.*s' for '%s.gp': %s\n", len, p->dir,
+            p->name, strerror(errno));
     return -1;
   }
   return 0;
@@ -218,29 +232,24 @@ static void put_preamble(FILE *f, const Paths *p, const char *what, int w, int h
   fputs("gp_dat = gp_dir.", f);
   put_q(f, p->dat + strlen(p->dir));
   fputs("\nset encoding utf8\n", f);
-  /* pngcairo, else the libgd png terminal, else svg — the same order plot.c probes. */
-  fprintf(f,
-          "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n"
-          "  set terminal pngcairo size %d,%d noenhanced font 'DejaVu Sans,%.1f' background "
-          "'#ffffff'\n"
-          "  set output gp_dir.",
-          w, h, fontpt);
-  put_q(f, p->png + strlen(p->dir));
-  fprintf(f,
-          "\n} else { if (strstrt(GPVAL_TERMINALS, ' png ') > 0) {\n"
-          "  set terminal png size %d,%d noenhanced font 'DejaVuSans,%.1f' background "
-          "'#ffffff'\n"
-          "  set output gp_dir.",
-          w, h, fontpt * 0.75);
-  put_q(f, p->png + strlen(p->dir));
-  fprintf(f,
-          "\n} else {\n"
-          "  set terminal svg size %d,%d noenhanced font 'DejaVu Sans,%.1f' background "
-          "'#ffffff'\n"
-          "  set output gp_dir.",
-          w, h, fontpt);
-  put_q(f, p->svg + strlen(p->dir));
-  fputs("\n} }\n", f);
+  /* pngcairo, else the libgd png terminal (its points are smaller), else svg — the order
+   * plot.c probes. gp_title_font is the panel titles' font, 1.2 times the text. */
+  const char *term[3] = {"pngcairo", "png", "svg"};
+  const char *face[3] = {"DejaVu Sans", "DejaVuSans", "DejaVu Sans"};
+  const double scale[3] = {1.0, 0.75, 1.0};
+  for (int i = 0; i < 3; i++) {
+    if (i < 2) fprintf(f, "%sif (strstrt(GPVAL_TERMINALS, ' %s ') > 0) {\n", i ? "} else { " : "",
+                       term[i]);
+    else fputs("} else {\n", f);
+    fprintf(f,
+            "  set terminal %s size %d,%d noenhanced font '%s,%.1f' background '#ffffff'\n"
+            "  gp_title_font = ',%.1f'\n"
+            "  set output gp_dir.",
+            term[i], w, h, face[i], fontpt * scale[i], 1.2 * fontpt * scale[i]);
+    put_q(f, (i < 2 ? p->png : p->svg) + strlen(p->dir));
+    fputc('\n', f);
+  }
+  fputs("} }\n", f);
 }
 
 /* Render BASE.gp with gnuplot, or say (once) how to do it later. 0 / 1 / -1 as in plot.h. */
@@ -249,6 +258,7 @@ static int render(const Paths *p) {
   if (!g_term[0]) {
     if (!g_notice_printed) {
       g_notice_printed = 1;
+      fflush(stdout); /* keep the notice after what the lab printed so far */
       const char *dir = p->dir[0] ? p->dir : "./";
       if (g_env_off || g_forced_off)
         fprintf(stderr,
@@ -445,6 +455,15 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
     fprintf(stderr, "plot: plot_axes_row needs a file base name and at least one panel\n");
     return -1;
   }
+  for (int a = 0; a < npanels; a++) {
+    bool bad = panels[a].nseries > 0 && !panels[a].series;
+    for (int k = 0; !bad && k < panels[a].nseries; k++)
+      bad = panels[a].series[k].n > 0 && (!panels[a].series[k].x || !panels[a].series[k].y);
+    if (bad) {
+      fprintf(stderr, "plot: panel %d of '%s' has a series without x or y data\n", a + 1, base);
+      return -1;
+    }
+  }
   Paths p;
   paths_init(&p, base);
   if (ensure_dir(&p) != 0) {
@@ -554,31 +573,42 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
     if (ax->logy && !(y0 > 0)) y0 = y1 / 1e3; /* a log axis cannot start at or below 0 */
     fputs("set title ", f);
     put_q(f, has_label(ax->title) ? ax->title : "");
-    fprintf(f, " font ',%.1f'\nset xlabel ", fontpt * 1.2);
+    fputs(" font gp_title_font\nset xlabel ", f);
     put_q(f, has_label(ax->xlabel) ? ax->xlabel : "");
     fputs(" offset 0,0.45\nset ylabel ", f);
     put_q(f, has_label(ax->ylabel) ? ax->ylabel : "");
-    fprintf(f, " offset 0.8,0\nset xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n", x0, x1, y0, y1);
+    /* the log switch goes before the range: a range below 0 on a still-log axis warns */
+    fprintf(f, "\n%s\nset xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
+            ax->logy ? "set logscale y" : "unset logscale y", x0, x1, y0, y1);
     /* margins in character heights: gnuplot's defaults leave a wide band above the title */
     fprintf(f, "set tmargin %.1f\nset bmargin %.1f\nset rmargin 2\n",
             has_label(ax->title) ? 2.6 : 1.0, has_label(ax->xlabel) ? 3.1 : 1.8);
-    /* tick spacing like matplotlib: about one y tick per 2.3 lines of text, x ticks as many
-     * as their labels allow */
+    /* tick spacing like matplotlib's MaxNLocator: at most one interval per 3 em of x axis
+     * and per 2 em of y axis (nicer steps first), fewer when the x labels are long */
     {
-      double em = fontpt * 4.0 / 3.0, plot_w = 0.78 * pw, plot_h = 0.62 * ph;
-      double xs = nice_step(x0, x1, 9);
-      for (int t = 9; t > 3; t--) {
-        xs = nice_step(x0, x1, t);
-        if (t * (tick_chars(x0, x1, xs) + 1.5) * 0.62 * em <= plot_w) break;
+      double em = fontpt * 4.0 / 3.0, plot_w = 0.8 * pw, plot_h = 0.64 * ph;
+      int xb = (int)(plot_w / (3 * em)), yb = (int)(plot_h / (1.8 * em));
+      if (xb < 2) xb = 2;
+      if (yb < 2) yb = 2;
+      double xs = nice_step(x0, x1, xb + 1);
+      for (int b = xb; b >= 2; b--) {
+        xs = nice_step(x0, x1, b + 1);
+        if ((x1 - x0) / xs * (tick_chars(x0, x1, xs) + 1.5) * 0.62 * em <= plot_w) break;
       }
       fprintf(f, "set xtics %.10g\n", xs);
-      if (ax->logy) {
-        fputs("set logscale y\nset ytics autofreq\nset mytics 10\n", f);
-      } else {
-        int yt = (int)(plot_h / (2.3 * em));
-        fprintf(f, "unset logscale y\nset ytics %.10g\nset mytics default\n",
-                nice_step(y0, y1, yt < 3 ? 3 : yt > 9 ? 9 : yt));
-      }
+      double lst = ax->logy ? nice_step(y0, y1, yb + 1) : 0, lt0 = ceil(y0 / lst) * lst;
+      if (ax->logy && log10(y1 / y0) < 1.2 && lt0 <= y1) {
+        /* under about a decade gnuplot would label one tick or none: label nice values */
+        fputs("set ytics (", f);
+        int nt = 0;
+        for (double t = lt0; t <= y1 * (1 + 1e-9) && nt < 20; t += lst)
+          fprintf(f, "%s%.10g", nt++ ? ", " : "", t);
+        fputs(")\nset mytics default\n", f);
+      } else if (ax->logy) {
+        fputs("set ytics autofreq\nset mytics 10\n", f);
+      } else
+        fprintf(f, "set ytics %.10g\nset mytics default\n",
+                nice_step(y0, y1, yb + 1));
     }
     if (nlab > 0) {
       /* key size as a fraction of the plot area (char ~0.6 em; plot area ~80% x 75%) */
@@ -658,6 +688,13 @@ static const char *const k_reds[9] = {"#fff5f0", "#fee0d2", "#fcbba1", "#fc9272"
 static const char *const k_blues[9] = {"#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6",
                                        "#4292c6", "#2171b5", "#08519c", "#08306b"};
 
+/* Rough width in pixels of a one-line text (DejaVu Sans averages ~0.55 em per character). */
+static double text_width(const char *s, double em) {
+  long n = 0;
+  for (; s && *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80; /* UTF-8 characters */
+  return 0.55 * em * (double)n;
+}
+
 /* Integer tick step giving at most ~6 ticks over n indices: 1, 2, 5, 10, 20, 50, ... */
 static int tick_step(int n) {
   int steps[] = {1, 2, 5};
@@ -718,49 +755,74 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     hi += d;
   }
 
-  /* ---- layout, in pixels at 2x (matplotlib 100 dpi). Square cells like imshow; one cell
-   * size for every panel. Margins: y tick labels + label on the left, x ones at the bottom,
-   * a title line above every row, the colour bar and its labels on the right. */
+  /* ---- layout, in pixels at 2x (matplotlib's 100 dpi). Square cells like imshow, one cell
+   * size for all panels. Around the panels: y tick labels and label on the left, x ones
+   * below, a title line above every row, the colour bar and its labels on the right. */
   const double s = 2.0;
   const double fontpt = 10.0 * s, em = fontpt * 4.0 / 3.0;
   bool any_title = false;
   for (int k = 0; k < np; k++) any_title |= has_label(maps[k].title);
-  int ydigits = 1, xdigits = 1;
+  int ydigits = 1, cbchars = 1;
   for (int v = mr - 1; v >= 10; v /= 10) ydigits++;
-  for (int v = mc - 1; v >= 10; v /= 10) xdigits++;
-  double left = (has_label(ylabel) ? 1.6 * em : 0.3 * em) + (ydigits * 0.65 + 1.0) * em;
-  double bottom = (has_label(xlabel) ? 1.5 * em : 0.3 * em) + 1.7 * em;
-  double title_h = any_title ? 1.7 * em : 0.5 * em;
-  double hgap = 0.6 * em, vgap = 0.5 * em;
-  double cb_gap = 0.8 * em, cb_right = (double)(4 + 0.65 * 6) * em; /* bar + "-0.0005" */
-  double fixed_w = left + (ncols - 1) * hgap + cb_gap + cb_right + 0.5 * em;
-  double fixed_h = bottom + nrows * title_h + (nrows - 1) * vgap + 0.3 * em;
-  /* cell size: the larger side of a panel ~300 px (d2l's 2.5 in figure at 2x), canvas wide
-   * at most ~1900 px; at least 2 px per cell */
-  double cell = 300.0 / (mr > mc ? mr : mc);
-  double wmax = 1900 - fixed_w;
-  if (ncols * mc * cell > wmax) cell = wmax / (ncols * mc);
+  {
+    char buf[64];
+    double cv[4] = {lo, hi, (hi - lo) / 4, lo + (hi - lo) / 2};
+    for (int i = 0; i < 4; i++) {
+      int n = snprintf(buf, sizeof buf, "%g", cv[i]);
+      if (n > cbchars) cbchars = n;
+    }
+  }
+  double xw = text_width(xlabel, em), yw = text_width(ylabel, em);
+  double left = (has_label(ylabel) ? 1.6 * em : 0.3 * em) + (ydigits * 0.62 + 0.9) * em;
+  double bottom = (has_label(xlabel) ? 1.6 * em : 0.2 * em) + 2.3 * em;
+  double title_h = any_title ? 1.6 * em : 0.4 * em;
+  double hgap = 0.6 * em, vgap = 1.1 * em, pad = 0.7 * em;
+  double cb_gap = 0.9 * em, cb_right = (cbchars * 0.62 + 1.2) * em;
+  /* cell size: a panel of about 300 x 300 px (d2l's 2.5 in figure at 2x), its long side at
+   * most 450 px, the whole canvas at most ~1900 px wide; a caller's size overrides */
+  double cell = sqrt(90000.0 / ((double)mr * mc));
+  if (cell * (mr > mc ? mr : mc) > 450) cell = 450.0 / (mr > mc ? mr : mc);
+  double fixed_w = left + (ncols - 1) * hgap + cb_gap + 1.0 * em + cb_right + pad;
+  double fixed_h = pad + nrows * title_h + (nrows - 1) * vgap + bottom;
+  if (fixed_w + ncols * mc * cell > 1900) cell = (1900 - fixed_w) / (ncols * mc);
   if (width > 0) cell = (width - fixed_w) / (ncols * mc);
   if (height > 0) {
     double c2 = (height - fixed_h) / (nrows * mr);
     if (width <= 0 || c2 < cell) cell = c2;
   }
-  if (cell < 2) cell = 2;
+  if (cell < 1) cell = 1;
   double panel_w = mc * cell, panel_h = mr * cell;
-  /* the colour bar wants some height even next to a 1 x 10 strip */
-  double cb_min = 7 * em;
-  double area_h = nrows * (title_h + panel_h) + (nrows - 1) * vgap;
-  double need_h = fmax(area_h, cb_min);
-  int W = width > 0 ? width : (int)ceil(fixed_w + ncols * panel_w);
-  int H = height > 0 ? height : (int)ceil(bottom + need_h + 0.3 * em);
-  /* center the panel block in whatever room is left */
-  double x_off = fmax(0, (W - (fixed_w + ncols * panel_w)) / 2);
-  double y_top = 0.3 * em + fmax(0, (H - bottom - 0.3 * em - area_h) / 2);
-  double cb_h = fmax(fmin(0.8 * area_h, area_h), fmin(cb_min, H - bottom - 0.3 * em));
-  double cb_w = fmax(cb_h / 20, 0.8 * em);
+  /* an x label wider than its panel needs room beside it */
+  if (xw > panel_w) {
+    if (ncols > 1 && hgap < xw - panel_w + 0.8 * em) hgap = xw - panel_w + 0.8 * em;
+    if (left < (xw - panel_w) / 2 + pad) left = (xw - panel_w) / 2 + pad;
+  }
+  double area_h = nrows * (title_h + panel_h) + (nrows - 1) * vgap; /* titles + panels */
+  double span_h = area_h - title_h; /* top of the first panel to bottom of the last */
+  /* the colour bar: 80% of the panels' height, at least 7 lines even beside a 1 x 10 strip */
+  double cb_h = fmax(0.8 * span_h, 7 * em), cb_w = fmax(cb_h / 20, 1.0 * em);
+  if (yw > span_h && yw > cb_h) cb_h = fmin(yw, 12 * em);
+  double y_top = pad; /* top of the first title line */
+  double cb_top = pad + title_h + (span_h - cb_h) / 2;
+  if (cb_h > span_h) { /* panels centered on the bar */
+    cb_top = pad;
+    y_top = pad + (cb_h - span_h) / 2 - title_h;
+    if (y_top < pad) {
+      cb_top += pad - y_top;
+      y_top = pad;
+    }
+  }
+  double nat_w = left + ncols * panel_w + (ncols - 1) * hgap + cb_gap + cb_w + cb_right + pad;
+  double nat_h = fmax(y_top + area_h + bottom, cb_top + cb_h + pad);
+  int W = width > 0 ? width : (int)ceil(nat_w);
+  int H = height > 0 ? height : (int)ceil(nat_h);
+  double x_off = fmax(0, (W - nat_w) / 2), y_off = fmax(0, (H - nat_h) / 2);
+  y_top += y_off;
+  cb_top += y_off;
+  /* colour bar ticks: one per ~1.4 lines of its height (6 at most), at nice values */
+  int cb_bins = (int)(cb_h / (1.4 * em));
+  double cb_step = nice_step(lo, hi, (cb_bins < 2 ? 2 : cb_bins > 6 ? 6 : cb_bins) + 1);
   double cb_x = x_off + left + ncols * panel_w + (ncols - 1) * hgap + cb_gap;
-  double cb_y = y_top + area_h / 2 - cb_h / 2; /* from the top */
-  if (cb_y < 0.3 * em) cb_y = 0.3 * em;
 
   /* ---- .dat */
   FILE *f = open_w(p.dat);
@@ -814,11 +876,11 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
           "set cbrange [%.10g:%.10g]\n"
           "set border 15 lw %.2f lc rgb '#000000'\n"
           "set tics out nomirror scale 0.8 front\n"
-          "set cbtics out nomirror scale 0.8\n"
+          "set cbtics %.10g out nomirror scale 0.8\n"
           "set format x '%%g'\nset format y '%%g'\nset format cb '%%g'\n"
           "unset key\nunset grid\n"
           "set multiplot\n",
-          pal == k_blues ? "Blues" : "Reds", lo, hi, 1.1 * s);
+          pal == k_blues ? "Blues" : "Reds", lo, hi, 1.1 * s, cb_step);
   for (int k = 0; k < np; k++) {
     int r = k / ncols, c = k % ncols;
     const HeatMap *hm = &maps[k];
@@ -845,15 +907,26 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     fputs(left_col ? "set format y '%g'\n" : "set format y ''\n", f);
     fputs("set xlabel ", f);
     put_q(f, bottom_row && has_label(xlabel) ? xlabel : "");
-    fputs(" offset 0,0.45\nset ylabel ", f);
+    fputs(" offset 0,0.2\nset ylabel ", f);
     put_q(f, left_col && has_label(ylabel) ? ylabel : "");
     fputs("\n", f);
     if (k == np - 1)
       fprintf(f, "set colorbox user origin screen %.5f,%.5f size screen %.5f,%.5f bdefault\n",
-              cb_x / W, 1 - (cb_y + cb_h) / H, cb_w / W, cb_h / H);
+              cb_x / W, 1 - (cb_top + cb_h) / H, cb_w / W, cb_h / H);
     else
       fputs("unset colorbox\n", f);
-    fprintf(f, "plot gp_dat index %d matrix using 1:2:3 with image pixels\n", k);
+    if (hm->rows >= 2 && hm->cols >= 2) {
+      fprintf(f, "plot gp_dat index %d matrix using 1:2:3 with image\n", k);
+    } else {
+      /* gnuplot draws no image for a single row or column ('with image' wants 2 x 2, 'with
+       * image pixels' silently draws nothing), so cells become filled boxes that overlap
+       * their neighbours by ~1 px to leave no antialiasing seams; the frame clips them. */
+      double d = 0.5 + fmin(0.1, 0.75 / cell);
+      fprintf(f,
+              "plot gp_dat index %d matrix using 1:2:(%.4f):(%.4f):3 with boxxyerror "
+              "fs solid 1.0 noborder lc palette z\n",
+              k, d, d);
+    }
   }
   fputs("unset multiplot\nset output\n", f);
   if (close_w(f, p.gp) != 0) {
@@ -875,6 +948,7 @@ struct Animator {
   bool logy;
   int n, cap;     /* points added */
   double *x, *y;  /* x[n], y[n * nseries] (NAN = no point) */
+  int drawn_n, drawn_rc; /* points in the last drawing (-1: none yet) and its result */
 };
 
 Animator *animator_new(const char *base, const char *xlabel, const char *const *legends,
@@ -894,6 +968,7 @@ Animator *animator_new(const char *base, const char *xlabel, const char *const *
   a->xmax = xmax;
   a->logy = logy;
   a->every = every;
+  a->drawn_n = -1;
   return a;
 }
 
@@ -926,6 +1001,8 @@ static int animator_draw(Animator *a) {
   }
   Axes ax = {NULL, a->xlabel, NULL, a->xmin, a->xmax, NAN, NAN, a->logy, ser, a->nseries};
   int rc = draw_axes(a->base, &ax, 1, 0, 0, looks, 4, "animator");
+  a->drawn_n = a->n;
+  a->drawn_rc = rc;
   free(ser);
   free(xs);
   free(ys);
@@ -949,7 +1026,8 @@ void animator_add(Animator *a, double x, const double *ys) {
 
 int animator_close(Animator *a) {
   if (!a) return -1;
-  int rc = animator_draw(a);
+  /* the last periodic drawing may already show every point */
+  int rc = a->drawn_n == a->n ? a->drawn_rc : animator_draw(a);
   for (int s = 0; s < a->nseries; s++) free(a->legends[s]);
   free(a->legends);
   free(a->x);

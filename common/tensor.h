@@ -97,7 +97,9 @@ bool ag_needs_grad(const Tensor *a, const Tensor *b, const Tensor *c);
 void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c);
 /* The gradient buffer of t, allocated (zeroed) on first use. */
 float *tensor_grad(Tensor *t);
-/* Seed d(loss)/d(loss) = 1 (loss must have size 1) and run the tape backward. */
+/* Seed d(loss)/d(loss) = 1 (loss must have size 1) and run the tape backward. One backward
+ * per tape: a second call before ag_step_reset() walks the earlier graph again (its nodes still
+ * hold gradients) and double-counts. */
 void ag_backward(Tensor *loss);
 /* Same, seeding the output gradient with `seed` (size of out). */
 void ag_backward_with(Tensor *out, const float *seed);

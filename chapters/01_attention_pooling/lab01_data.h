@@ -12,8 +12,9 @@ float lab01_f(float x);
  * sort), then y = f(x) + N(0, 0.5) noise. x and y hold n floats. */
 void lab01_make_data(int n, float *x, float *y);
 
-/* The book's queries: x_test[i] = 0.1 i for i < n (torch.arange(0, 5, 0.1): the product is
- * formed in double, then rounded to float). */
+/* Evenly spaced points: out[i] = start + step * i, formed in double and rounded to float once
+ * (torch.arange(0, 5, 0.1) matches it up to one float32 ulp at a few points: its vectorized
+ * kernel adds j * step in float to a per-chunk base). */
 void lab01_arange(float start, double step, int n, float *out);
 
 /* Read a data file of lines "x y" (whitespace-separated; blank lines and text after '#' are

@@ -160,11 +160,18 @@ def main():
     src_arr, src_vl = build_array_nmt(source, src_vocab, 10)
     tgt_arr, tgt_vl = build_array_nmt(target, tgt_vocab, 10)
     s1000, t1000 = tokenize_nmt(text, 1000)
+    s_all, t_all = tokenize_nmt(text)
+    sv_all = Vocab017(s_all, min_freq=2, reserved_tokens=['<pad>', '<bos>', '<eos>'])
+    tv_all = Vocab017(t_all, min_freq=2, reserved_tokens=['<pad>', '<bos>', '<eos>'])
     out = ['# d2l 0.17 English-French pipeline (tests/golden/make_vocab_golden.py); one item a line',
            f'preprocessed_bytes {len(enc)}',
            f'preprocessed_crc32 {zlib.crc32(enc):08x}',
            f'pairs_1000 {len(s1000)} src_tokens_1000 {sum(map(len, s1000))} '
            f'tgt_tokens_1000 {sum(map(len, t1000))}',
+           f'full_pairs {len(s_all)} full_src_size {len(sv_all.idx_to_token)} '
+           f'full_tgt_size {len(tv_all.idx_to_token)} full_src_go {sv_all["go"]}',
+           'full_src_head ' + ' '.join(sv_all.idx_to_token[:40]),
+           'full_tgt_head ' + ' '.join(tv_all.idx_to_token[:40]),
            f'pairs {len(source)}',
            f'src_size {len(src_vocab.idx_to_token)}',
            f'tgt_size {len(tgt_vocab.idx_to_token)}']

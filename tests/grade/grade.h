@@ -11,7 +11,8 @@
  *
  * A test passes when it returns with no failed EXPECT. The test's name must start with its lab
  * ("lab02_") — that is how make grade LAB=02 picks tests and how subtotals are formed.
- * Files: tests/grade/labNN/*.c (handed out) and tests/hidden/labNN/*.c (instructor only). */
+ * Files: the .c files in tests/grade/labNN/ (handed out) and tests/hidden/labNN/ (instructor
+ * only). */
 #ifndef AL_GRADE_H
 #define AL_GRADE_H
 

@@ -1,0 +1,658 @@
+/***
+# Attention Pooling: Nadaraya–Watson Kernel Regression
+
+Attention mechanisms are built from three ingredients: *queries* (what we are looking for, the
+volitional cues), *keys* (what each input offers to be matched against, the nonvolitional cues)
+and *values* (the inputs themselves). *Attention pooling* combines them: every query assigns a
+weight to every key by comparing the two, and returns the weighted average of the values.
+
+Long before deep learning, statisticians used exactly this recipe for regression. Nadaraya and
+Watson (1964) predicted the output at a new input by averaging the observed outputs, weighting
+each by how close its input is to the new one. This lab builds that estimator from scratch in
+C, looks at its attention weights, and then turns it into a tiny *trained* attention model with
+one learnable parameter — the smallest complete example of learning with attention.
+
+Run it with `make lab01 && ./lab01` (flags: `./lab01 --help`). Figures go to `out/lab01/`
+(or `--out DIR`), together with `summary.json`, which holds every prediction shown here.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/cli.h"
+#include "../../common/exercise.h"
+#include "../../common/json.h"
+#include "../../common/nn.h"
+#include "../../common/plot.h"
+#include "../../common/rng.h"
+#include "../../common/util.h"
+#include "lab01/lab01.h"
+#include "lab01_data.h"
+
+#define N_TEST 50 /* queries 0, 0.1, ..., 4.9 */
+
+/* One estimator's predictions at the N_TEST queries, as drawn and as written to summary.json. */
+typedef struct Estimate {
+  const char *key;   /* its name in summary.json */
+  const char *title; /* its panel title */
+  float y_hat[N_TEST];
+  int unsupported;   /* queries whose kernel weights were all zero */
+} Estimate;
+
+/* What every section shares: the data, where figures go, and the run's options. */
+typedef struct Lab {
+  int n;                     /* number of training points */
+  float *x_train, *y_train;  /* (n) keys and values, x sorted */
+  float x_test[N_TEST];      /* (N_TEST) queries */
+  float y_truth[N_TEST];     /* f(x_test) without noise */
+  const char *out;           /* output directory */
+  bool fallback_mean;        /* --fallback-mean */
+} Lab;
+
+/* Tell the reader where a figure went (or that only its data and script could be written). */
+static void figure_saved(const char *base, int rc) {
+  if (rc == 0)
+    printf("[figure %s.png]\n", base);
+  else if (rc == 1)
+    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
+}
+
+static char *out_path(const Lab *L, const char *name) { return path_join(L->out, name); }
+
+/* A row of fit panels in the book's style: the truth dashed, the prediction as a line, the
+ * training data as points, x in [0, 5] and y in [-1, 5]. */
+static void plot_fits(const Lab *L, const char *name, Estimate *const *est, int k) {
+  Series s[4][3];
+  Axes ax[4];
+  for (int p = 0; p < k; p++) {
+    s[p][0] = (Series){"Truth", L->x_test, L->y_truth, N_TEST, "dashed"};
+    s[p][1] = (Series){"Pred", L->x_test, est[p]->y_hat, N_TEST, "lines"};
+    s[p][2] = (Series){NULL, L->x_train, L->y_train, L->n, "points"};
+    ax[p] = (Axes){.title = k > 1 ? est[p]->title : NULL, .xlabel = "x", .ylabel = "y",
+                   .xmin = 0, .xmax = 5, .ymin = -1, .ymax = 5, .series = s[p], .nseries = 3};
+  }
+  char *base = out_path(L, name);
+  figure_saved(base, plot_axes_row(base, ax, k, k > 1 ? 1200 : 0, k > 1 ? 320 : 0));
+  free(base);
+}
+
+/* A row of attention-weight heatmaps: rows are the (sorted) test queries, columns the
+ * (sorted) training keys, as d2l's show_heatmaps draws them. */
+static void plot_attention(const Lab *L, const char *name, const float *const *w,
+                           const char *const *titles, int k) {
+  HeatMap maps[4];
+  for (int p = 0; p < k; p++) maps[p] = (HeatMap){titles ? titles[p] : NULL, w[p], N_TEST, L->n};
+  char *base = out_path(L, name);
+  figure_saved(base, plot_heatmaps(base, maps, 1, k, "Sorted training inputs",
+                                   "Sorted testing inputs", "Reds", 0,
+                                   0));
+  free(base);
+}
+
+/* Say how many queries had no support, and apply --fallback-mean if asked. */
+static void report_unsupported(const Lab *L, Estimate *const *est, int k, float mean) {
+  printf("queries without support:");
+  for (int p = 0; p < k; p++)
+    printf(" %s %d%s", est[p]->key, est[p]->unsupported, p + 1 < k ? "," : "\n");
+  for (int p = 0; p < k; p++) {
+    if (!est[p]->unsupported) continue;
+    if (L->fallback_mean) {
+      for (int i = 0; i < N_TEST; i++)
+        if (isnan(est[p]->y_hat[i])) est[p]->y_hat[i] = mean;
+      printf("  %s: %d of %d queries have no training input inside the kernel's support; "
+             "--fallback-mean predicts the average %.4f there\n",
+             est[p]->key, est[p]->unsupported, N_TEST, (double)mean);
+    } else {
+      printf("  %s: %d of %d queries have no training input inside the kernel's support; their "
+             "prediction is undefined (NaN: a gap in the figure, null in summary.json; "
+             "--fallback-mean uses the average instead)\n",
+             est[p]->key, est[p]->unsupported, N_TEST);
+    }
+  }
+}
+
+/* Copy the predictions of a (N_TEST) tensor into an Estimate. */
+static void keep(Estimate *e, const Tensor *y_hat) {
+  memcpy(e->y_hat, y_hat->data, sizeof(float) * N_TEST);
+}
+
+/* Parse --w0 (a string flag, so that its absence means "draw it as the book does"). */
+static float parse_w0(const char *s) {
+  char *end;
+  float v = strtof(s, &end);
+  if (end == s || *end || !isfinite(v)) die("lab01: --w0 expects a number, got '%s'", s);
+  return v;
+}
+
+int main(int argc, char **argv) {
+  LabArgs args;
+  const char *data_path = NULL, *w0_arg = NULL;
+  int n_train = 50;
+  bool fallback_mean = false, no_loo = false;
+  const CliOpt extra[] = {
+      {"--data", OPT_STR, &data_path,
+       "training points from FILE, one \"x y\" per line ('#' starts a comment) instead of the "
+       "generated ones"},
+      {"--w0", OPT_STR, &w0_arg,
+       "initial w of the parametric model (default: uniform [0, 1) from --seed, like "
+       "torch.rand((1,)))"},
+      {"--n-train", OPT_INT, &n_train, "number of generated training points (exercise 1)"},
+      {"--fallback-mean", OPT_FLAG, &fallback_mean,
+       "predict the average where a kernel gives a query no support (default: NaN, reported)"},
+      {"--no-loo", OPT_FLAG, &no_loo,
+       "train the parametric model with each input attending to itself too (challenge)"},
+      {NULL, 0, NULL, NULL},
+  };
+  cli_parse(argc, argv, "lab01", "attention pooling: Nadaraya–Watson kernel regression", &args,
+            extra);
+  const int epochs = args.epochs >= 0 ? args.epochs : 5;
+  if (strcmp(args.device, "cpu") != 0)
+    printf("note: lab01's tensors are at most 50 x 50; it computes on the CPU\n");
+
+  Lab L = {.out = args.out, .fallback_mean = fallback_mean};
+
+  /***
+## Attention Cues
+
+Before any estimator, a picture of what attention weights *are*: a matrix with one row per
+query and one column per key, each row a probability distribution over the keys. The simplest
+such matrix is the identity — every query attends to exactly one key, its own partner. We draw
+attention matrices as heatmaps (darker red = more weight), here with $10$ queries and $10$ keys.
+  */
+  {
+    float eye[100] = {0}; /* (queries, keys) */
+    for (int i = 0; i < 10; i++) eye[i * 10 + i] = 1.0f;
+    HeatMap hm = {NULL, eye, 10, 10};
+    char *base = out_path(&L, "attention_cues");
+    figure_saved(base, plot_heatmaps(base, &hm, 1, 1, "Keys", "Queries", "Reds", 0, 0));
+    free(base);
+  }
+
+  /***
+## Kernels and Data
+
+Nadaraya–Watson estimators rest on a *kernel* $K(u)$ that scores the similarity of a query $q$
+and a key $k$ from their difference $u = q - k$. The four kernels of this lab are
+
+$$\begin{aligned}
+K(u) &= \exp\left(-\frac{u^2}{2}\right) && \textrm{Gaussian} \\
+K(u) &= 1 \textrm{ if } |u| < 1 \textrm{, else } 0 && \textrm{Boxcar} \\
+K(u) &= 1 && \textrm{Constant} \\
+K(u) &= \max\left(0, 1 - |u|\right) && \textrm{Epanechnikov}
+\end{aligned}$$
+
+(The normalized Gaussian density has an extra factor $1/\sqrt{2\pi}$; it cancels below, so we
+drop it.) All four depend on $|u|$ only: shifting query and key together changes nothing. They
+differ in *range* — the boxcar and Epanechnikov kernels ignore keys farther than $1$, the
+Gaussian never quite does, the constant kernel looks at everything — and in *smoothness*.
+Exercise 1.1 (`labs/lab01/kernels.c`) implements them; here they are on $[-2.5, 2.5)$ with the
+key at the origin.
+  */
+  {
+    static const char *const names[4] = {"Gaussian", "Boxcar", "Constant", "Epanechnikov"};
+    const KernelFn fns[4] = {gaussian_kernel, boxcar_kernel, constant_kernel,
+                             epanechnikov_kernel};
+    float u[50], k[4][50];
+    lab01_arange(-2.5f, 0.1, 50, u);
+    Series s[4];
+    Axes ax[4];
+    for (int p = 0; p < 4; p++) {
+      float *kp = fns[p](u, k[p], 50, 1.0);
+      NEED(kp, "the kernel figure");
+      s[p] = (Series){NULL, u, k[p], 50, "lines"};
+      ax[p] = (Axes){.xlabel = names[p], .xmin = NAN, .xmax = NAN, .ymin = -0.05, .ymax = 1.05,
+                     .series = &s[p], .nseries = 1};
+    }
+    char *base = out_path(&L, "kernels");
+    figure_saved(base, plot_axes_row(base, ax, 4, 1200, 300));
+    free(base);
+  }
+
+  /***
+## Generating the Dataset
+
+We regress the nonlinear function $f(x) = 2\sin(x) + x^{0.8}$ from noisy samples
+
+$$y_i = 2\sin(x_i) + x_i^{0.8} + \epsilon,$$
+
+where $\epsilon$ is normal with zero mean and standard deviation $0.5$. There are $50$ training
+inputs drawn uniformly from $[0, 5)$ and sorted (sorted keys make the attention heatmaps easy to
+read), and $50$ test queries $x = 0, 0.1, \ldots, 4.9$. With `--data FILE` the training points
+come from a file instead (`x y` per line); `--n-train N` changes how many are generated.
+The notebook prints the number of test examples:
+  */
+  if (data_path) {
+    char err[512];
+    if (lab01_read_xy(data_path, &L.x_train, &L.y_train, &L.n, err, sizeof err) != 0)
+      die("lab01: --data %s", err);
+    if (lab01_sort_xy(L.x_train, L.y_train, L.n))
+      printf("note: sorted the %d points of %s by x (the heatmaps assume sorted keys)\n", L.n,
+             data_path);
+    printf("read %d training points from %s\n", L.n, data_path);
+  } else {
+    if (n_train < 2) die("lab01: --n-train must be at least 2, got %d", n_train);
+    L.n = n_train;
+    L.x_train = xmalloc(sizeof(float) * (size_t)L.n);
+    L.y_train = xmalloc(sizeof(float) * (size_t)L.n);
+    lab01_make_data(L.n, L.x_train, L.y_train);
+  }
+  lab01_arange(0.0f, 0.1, N_TEST, L.x_test);
+  for (int i = 0; i < N_TEST; i++) L.y_truth[i] = lab01_f(L.x_test[i]);
+  const int n = L.n;
+  printf("n_test = %d\n", N_TEST);
+
+  /* The training set and the queries as tensors (arena memory, rebuilt after each reset). */
+#define X_TRAIN() tensor_from(1, (int[]){n}, L.x_train)     /* (n) keys */
+#define Y_TRAIN() tensor_from(1, (int[]){n}, L.y_train)     /* (n) values */
+#define X_TEST() tensor_from(1, (int[]){N_TEST}, L.x_test)  /* (N_TEST) queries */
+
+  /***
+## Average Pooling
+
+The world's dumbest estimator ignores the inputs altogether and predicts the average output
+everywhere:
+
+$$f(x) = \frac{1}{n}\sum_{i=1}^n y_i.$$
+
+In the figure the truth is dashed, the prediction solid, and the training data are the dots.
+  */
+  Estimate avg = {.key = "average", .title = "Average"};
+  float mean;
+  {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += L.y_train[i];
+    mean = (float)(s / n);
+    for (int i = 0; i < N_TEST; i++) avg.y_hat[i] = mean;
+    Estimate *e[1] = {&avg};
+    plot_fits(&L, "fit_average", e, 1);
+  }
+
+  /***
+## Nadaraya–Watson Kernel Regression
+
+Average pooling throws the inputs $x_i$ away. Nadaraya and Watson weigh each output $y_i$ by
+how close its input $x_i$ is to the query $x$:
+
+$$f(x) = \sum_{i=1}^n \frac{K(x - x_i)}{\sum_{j=1}^n K(x - x_j)} y_i.$$
+
+Read as attention, $x$ is the query, $(x_i, y_i)$ are the key–value pairs, and the estimator is
+*attention pooling*
+
+$$f(x) = \sum_{i=1}^n \alpha(x, x_i) y_i,$$
+
+with attention weights $\alpha(x, x_i)$ that are non-negative and sum to one over $i$ for every
+query. Exercise 1.2 (`labs/lab01/nadaraya_watson.c`) computes the weight matrix — one row per
+query, one column per key — and the predictions. Below are the fits of the four kernels and
+their attention weights.
+
+One case needs care. If *every* key scores $0$ for some query — a boxcar whose window around
+the query holds no training input, or a Gaussian so narrow that $\exp$ underflows to zero — the
+formula is $0/0$ and PyTorch would silently return NaN. Our implementation leaves that query's
+weights at zero, marks its prediction as undefined (NaN on purpose, drawn as a gap and written
+as `null` to `summary.json`), and the lab prints how many queries had no support. With
+`--fallback-mean` it predicts the average pooling value there instead. The generated data cover
+$[0, 5)$ densely, so the count is usually zero; try `--data` with a gap wider than $2$ to see
+it happen.
+  */
+  Estimate kern[4] = {{.key = "gaussian", .title = "Gaussian"},
+                      {.key = "boxcar", .title = "Boxcar"},
+                      {.key = "constant", .title = "Constant"},
+                      {.key = "epanechnikov", .title = "Epanechnikov"}};
+  {
+    const KernelFn fns[4] = {gaussian_kernel, boxcar_kernel, constant_kernel,
+                             epanechnikov_kernel};
+    const float *w[4];
+    const char *titles[4];
+    Estimate *e[4];
+    for (int p = 0; p < 4; p++) {
+      Tensor *A; /* (N_TEST, n) attention weights */
+      Tensor *y_hat = nadaraya_watson(X_TRAIN(), Y_TRAIN(), X_TEST(), fns[p], 1.0, &A,
+                                      &kern[p].unsupported);
+      NEED(y_hat, "Nadaraya-Watson regression");
+      keep(&kern[p], y_hat);
+      w[p] = A->data;
+      titles[p] = kern[p].title;
+      e[p] = &kern[p];
+    }
+    report_unsupported(&L, e, 4, mean);
+    plot_fits(&L, "fit_kernels", e, 4);
+    plot_attention(&L, "attention_kernels", w, titles, 4);
+    ag_step_reset();
+  }
+
+  /***
+The Gaussian, boxcar and Epanechnikov fits are all reasonable, and their weight matrices look
+alike: a band along the diagonal, because sorted queries attend to nearby sorted keys. The
+constant kernel spreads its attention evenly over all keys — it *is* average pooling.
+
+## Adapting Attention Pooling
+
+The kernels have a width. Replacing $u$ by $u/\sigma$ in the Gaussian gives
+
+$$K_\sigma(u) = \exp\left(-\frac{u^2}{2\sigma^2}\right),$$
+
+where $\sigma$ decides how far a query looks. Here are $\sigma = 0.1, 0.2, 0.5, 1$:
+  */
+  Estimate sig[4] = {{.key = "sigma_0.1", .title = "Sigma 0.1"},
+                     {.key = "sigma_0.2", .title = "Sigma 0.2"},
+                     {.key = "sigma_0.5", .title = "Sigma 0.5"},
+                     {.key = "sigma_1", .title = "Sigma 1"}};
+  {
+    const double sigmas[4] = {0.1, 0.2, 0.5, 1.0};
+    const float *w[4];
+    const char *titles[4];
+    Estimate *e[4];
+    for (int p = 0; p < 4; p++) {
+      Tensor *A; /* (N_TEST, n) */
+      Tensor *y_hat = nadaraya_watson(X_TRAIN(), Y_TRAIN(), X_TEST(), gaussian_kernel,
+                                      sigmas[p], &A, &sig[p].unsupported);
+      NEED(y_hat, "Nadaraya-Watson regression");
+      keep(&sig[p], y_hat);
+      w[p] = A->data;
+      titles[p] = sig[p].title;
+      e[p] = &sig[p];
+    }
+    report_unsupported(&L, e, 4, mean);
+    plot_fits(&L, "fit_sigmas", e, 4);
+    plot_attention(&L, "attention_sigmas", w, titles, 4);
+    ag_step_reset();
+  }
+
+  /***
+The narrower the kernel, the rougher the estimate: it follows the noise of nearby points
+instead of averaging it away, and its band of large weights is thinner. One width for the whole
+input range is a compromise — where data are dense a narrow kernel would do, where they are
+sparse it leaves queries with (almost) nothing to attend to.
+
+## Nonparametric Attention Pooling
+
+With the Gaussian kernel the normalization is exactly a softmax over the keys:
+
+$$\begin{aligned} f(x) &= \sum_{i=1}^n \alpha(x, x_i) y_i
+= \sum_{i=1}^n \frac{\exp\left(-\frac{1}{2}(x - x_i)^2\right)}{\sum_{j=1}^n
+\exp\left(-\frac{1}{2}(x - x_j)^2\right)} y_i \\
+&= \sum_{i=1}^n \mathrm{softmax}\left(-\frac{1}{2}(x - x_i)^2\right) y_i. \end{aligned}$$
+
+A key closer to the query gets more attention. This model has nothing to learn — it is
+*nonparametric attention pooling*. The book computes it with tensor operations: repeat the
+queries into an $(n_\textrm{test}, n)$ matrix, subtract the keys, square, scale by $-1/2$, take
+a softmax along each row and multiply by the values. `t_sub` broadcasts a $(n_\textrm{test}, 1)$
+column against the $(n)$ keys, so we need no explicit repeat. The result equals the Gaussian
+kernel fit above; the softmax form is also the numerically safe one, since it subtracts the
+row's largest score before exponentiating, so its denominator can never underflow to zero.
+  */
+  Estimate nonpar = {.key = "nonparametric", .title = "Nonparametric"};
+  {
+    Tensor *q = t_reshape(X_TEST(), 2, (int[]){N_TEST, 1});             /* (N_TEST, 1) */
+    Tensor *scores = t_scale(t_square(t_sub(q, X_TRAIN())), -0.5f);     /* (N_TEST, n) */
+    Tensor *attention_weights = t_softmax(scores);                      /* (N_TEST, n) */
+    Tensor *y_hat = t_matmul(attention_weights, t_reshape(Y_TRAIN(), 2, (int[]){n, 1}));
+    keep(&nonpar, y_hat);                                               /* (N_TEST, 1) */
+    Estimate *e[1] = {&nonpar};
+    plot_fits(&L, "fit_nonparametric", e, 1);
+    const float *w[1] = {attention_weights->data};
+    plot_attention(&L, "attention_nonparametric", w, NULL, 1);
+    ag_step_reset();
+  }
+
+  /***
+## Parametric Attention Pooling
+
+Nonparametric Nadaraya–Watson regression is *consistent*: with enough data (and a kernel that
+narrows as data grow) it converges to the best possible predictor. Still, nothing stops us from
+putting a learnable parameter into the attention. Here the distance between query and key is
+scaled by a learned $w$:
+
+$$\begin{aligned}f(x) &= \sum_{i=1}^n \alpha(x, x_i) y_i
+= \sum_{i=1}^n \frac{\exp\left(-\frac{1}{2}((x - x_i)w)^2\right)}{\sum_{j=1}^n
+\exp\left(-\frac{1}{2}((x - x_j)w)^2\right)} y_i \\
+&= \sum_{i=1}^n \mathrm{softmax}\left(-\frac{1}{2}((x - x_i)w)^2\right) y_i.\end{aligned}$$
+
+$w$ plays the role of $1/\sigma$: a larger $w$ is a narrower kernel.
+
+### Batch Matrix Multiplication
+
+To pool many queries at once, the book uses batch matrix multiplication: for two minibatches of
+$n$ matrices, $\mathbf{X}_1, \ldots, \mathbf{X}_n$ of shape $a \times b$ and
+$\mathbf{Y}_1, \ldots, \mathbf{Y}_n$ of shape $b \times c$, it returns the $n$ products
+$\mathbf{X}_i\mathbf{Y}_i$ of shape $a \times c$. So tensors of shapes $(n, a, b)$ and
+$(n, b, c)$ give $(n, a, c)$:
+  */
+  {
+    Tensor *X = tensor_full(3, (int[]){2, 1, 4}, 1.0f); /* (2, 1, 4) */
+    Tensor *Y = tensor_full(3, (int[]){2, 4, 6}, 1.0f); /* (2, 4, 6) */
+    char buf[48];
+    printf("t_bmm(X, Y) shape: %s\n", shape_str(t_bmm(X, Y), buf, sizeof buf));
+
+    /***
+A weighted average of values is a batch matrix product too: weights of shape $(2, 1, 10)$
+(ten weights $0.1$ per batch row) times values of shape $(2, 10, 1)$ (the numbers $0, \ldots,
+19$) give the two averages $4.5$ and $14.5$:
+    */
+    Tensor *weights = tensor_full(2, (int[]){2, 10}, 0.1f);              /* (2, 10) */
+    Tensor *values = t_reshape(tensor_arange(20), 2, (int[]){2, 10});    /* (2, 10) */
+    tensor_print(t_bmm(t_reshape(weights, 3, (int[]){2, 1, 10}),
+                       t_reshape(values, 3, (int[]){2, 10, 1})),
+                 NULL);                                                   /* (2, 1, 1) */
+    ag_step_reset();
+  }
+
+  /***
+### Defining the Model
+
+`NWKernelRegression` holds the single parameter `w`. Its forward pass (exercise 1.3,
+`labs/lab01/nw_kernel_regression.c`) takes queries $(m)$, keys $(m, n)$ and values $(m, n)$ —
+each query with its own set of key–value pairs — computes the softmax weights above with the
+differentiable ops of `common/ops.h` and pools the values with one batch matrix product. Because
+every step is a recorded op, `ag_backward` can send the gradient of the loss all the way to `w`.
+Like the book's `torch.rand((1,))`, the initial `w` is uniform in $[0, 1)$ (`--w0` sets it).
+  */
+  ParamSet ps = {0};
+  NWKernelRegression net = {0};
+  net.w = param_new(&ps, "w", 1, (int[]){1}); /* (1) */
+  const float w0 = w0_arg ? parse_w0(w0_arg) : rng_uniform(&g_rng, 0.0f, 1.0f);
+  net.w->data[0] = w0;
+
+  /***
+### Training
+
+To train $w$ we turn the training set into queries, keys and values. If a training input could
+attend to its own key, the best $w$ would be infinite: every input would look only at itself
+and copy its own noisy $y_i$, a perfect and useless fit. So each training input takes the
+key–value pairs of *all other* training examples: keys and values are $(n, n-1)$ matrices whose
+row $i$ leaves out example $i$ (exercise 1.4, `leave_one_out`).
+
+The loss is the squared error summed over the training points,
+
+$$L(w) = \sum_{i=1}^n \frac{1}{2}\left(f(x_i) - y_i\right)^2,$$
+
+as the book computes it (PyTorch's `MSELoss(reduction='none')` halved, then summed), minimized
+by plain gradient descent with learning rate $0.5$ for $5$ epochs. Each epoch prints its loss,
+and the animator draws the curve.
+  */
+  float losses[1024];
+  const int n_epochs = epochs < 1024 ? epochs : 1024;
+  {
+    SGD trainer = {.ps = &ps, .lr = 0.5f};
+    static const char *const legend[1] = {"loss"};
+    char *base = out_path(&L, "loss");
+    Animator *animator = animator_new(base, "epoch", legend, 1, 1, n_epochs > 1 ? n_epochs : 2,
+                                      false, 1);
+    if (no_loo)
+      printf("--no-loo: every training input also attends to itself (watch w and the loss)\n");
+    for (int epoch = 0; epoch < n_epochs; epoch++) {
+      paramset_zero_grad(&ps);
+      Tensor *x = X_TRAIN(), *y = Y_TRAIN();                         /* (n) */
+      Tensor *keys, *values;                                         /* (n, n - 1) or (n, n) */
+      if (no_loo) {
+        keys = tensor_new(2, (int[]){n, n});
+        values = tensor_new(2, (int[]){n, n});
+        for (int i = 0; i < n; i++) {
+          memcpy(keys->data + (long)i * n, L.x_train, sizeof(float) * (size_t)n);
+          memcpy(values->data + (long)i * n, L.y_train, sizeof(float) * (size_t)n);
+        }
+      } else {
+        keys = leave_one_out(x);
+        values = leave_one_out(y);
+        NEED(keys, "the leave-one-out training keys");
+        NEED(values, "the leave-one-out training values");
+      }
+      Tensor *y_hat = NWKernelRegression_forward(&net, x, keys, values); /* (n) */
+      NEED(y_hat, "training the parametric model");
+      Tensor *l = t_scale(t_square(t_sub(y_hat, y)), 0.5f);          /* (n) */
+      Tensor *loss = t_sum_all(l);                                   /* (1) */
+      losses[epoch] = loss->data[0];
+      ag_backward(loss);
+      SGD_step(&trainer);
+      printf("epoch %d, loss %.6f\n", epoch + 1, (double)losses[epoch]);
+      double lv = losses[epoch];
+      animator_add(animator, epoch + 1, &lv);
+      ag_step_reset();
+    }
+    figure_saved(base, animator_close(animator));
+    free(base);
+    printf("learned w = %.4f (started at %.4f)\n", (double)net.w->data[0], (double)w0);
+  }
+
+  /***
+After training we predict at the test queries, now with every training example as a key–value
+pair: keys and values are the training inputs and outputs repeated for each of the $50$
+queries. The fit follows the data more closely than the nonparametric one — and is less
+smooth, because it also follows their noise.
+  */
+  Estimate par = {.key = "parametric", .title = "Parametric"};
+  {
+    ag_set_grad_enabled(false); /* inference: record nothing */
+    Tensor *keys = tensor_new(2, (int[]){N_TEST, n});   /* (N_TEST, n) */
+    Tensor *values = tensor_new(2, (int[]){N_TEST, n}); /* (N_TEST, n) */
+    for (int i = 0; i < N_TEST; i++) {
+      memcpy(keys->data + (long)i * n, L.x_train, sizeof(float) * (size_t)n);
+      memcpy(values->data + (long)i * n, L.y_train, sizeof(float) * (size_t)n);
+    }
+    Tensor *y_hat = NWKernelRegression_forward(&net, X_TEST(), keys, values); /* (N_TEST) */
+    NEED(y_hat, "predicting with the parametric model");
+    keep(&par, y_hat);
+    Estimate *e[1] = {&par};
+    plot_fits(&L, "fit_parametric", e, 1);
+
+    /***
+Compared with nonparametric pooling, the band of large attention weights is sharper: the
+learned $w$ is larger than $1$, so each query looks at fewer keys.
+    */
+    const float *w[1] = {net.attention_weights->data};
+    plot_attention(&L, "attention_parametric", w, NULL, 1);
+    ag_set_grad_enabled(true);
+    ag_step_reset();
+  }
+
+  /***
+## Comparing the Estimators
+
+How far is each estimate from the noiseless truth $f$? The mean squared error over the test
+queries (undefined predictions left out) gives a rough ranking. Try `--n-train 500`, or other
+seeds, and see how it moves.
+  */
+  Estimate *all[] = {&avg,    &kern[0], &kern[1], &kern[2], &kern[3], &sig[0],
+                     &sig[1], &sig[2],  &sig[3],  &nonpar,  &par};
+  const int n_all = (int)(sizeof all / sizeof all[0]);
+  double mse[sizeof all / sizeof all[0]];
+  printf("%-14s %s\n", "estimator", "mse vs truth");
+  for (int p = 0; p < n_all; p++) {
+    double s = 0;
+    int cnt = 0;
+    for (int i = 0; i < N_TEST; i++)
+      if (!isnan(all[p]->y_hat[i])) {
+        double d = (double)all[p]->y_hat[i] - L.y_truth[i];
+        s += d * d;
+        cnt++;
+      }
+    mse[p] = cnt ? s / cnt : NAN;
+    printf("%-14s %.4f%s\n", all[p]->key, mse[p], all[p]->unsupported ? " (some undefined)" : "");
+  }
+
+  /***
+Everything above is also written to `summary.json`: the training data, the queries and, per
+estimator, its 50 predictions (`y_hat`), how many queries had no support and its error; the
+parametric entry adds `w0`, the final `w` and the per-epoch losses.
+  */
+  {
+    char *path = out_path(&L, "summary.json");
+    JsonW *j = json_open(path);
+    if (!j) die("lab01: cannot write %s", path);
+    json_obj_begin(j);
+    json_kv_str(j, "lab", "lab01");
+    json_kv_int(j, "seed", (long)args.seed);
+    json_key(j, "data");
+    if (data_path)
+      json_str(j, data_path);
+    else
+      json_null(j);
+    json_kv_int(j, "n_train", n);
+    json_key(j, "x_train"), json_floats(j, L.x_train, n);
+    json_key(j, "y_train"), json_floats(j, L.y_train, n);
+    json_key(j, "x_test"), json_floats(j, L.x_test, N_TEST);
+    json_key(j, "y_truth"), json_floats(j, L.y_truth, N_TEST);
+    json_key(j, "estimators");
+    json_obj_begin(j);
+    for (int p = 0; p < n_all; p++) {
+      json_key(j, all[p]->key);
+      json_obj_begin(j);
+      json_key(j, "y_hat"), json_floats(j, all[p]->y_hat, N_TEST);
+      json_kv_int(j, "unsupported", all[p]->unsupported);
+      json_kv_num(j, "mse", mse[p]);
+      if (all[p] == &par) {
+        json_kv_num(j, "w0", w0);
+        json_kv_num(j, "w", net.w->data[0]);
+        json_kv_int(j, "epochs", n_epochs);
+        json_kv_str(j, "loo", no_loo ? "off" : "on");
+        json_key(j, "epoch_losses"), json_floats(j, losses, n_epochs);
+      }
+      json_obj_end(j);
+    }
+    json_obj_end(j);
+    json_obj_end(j);
+    if (json_close(j) != 0) die("lab01: writing %s failed", path);
+    printf("wrote %s\n", path);
+    free(path);
+  }
+
+  paramset_free(&ps);
+  free(L.x_train);
+  free(L.y_train);
+  tensor_shutdown();
+  return 0;
+}
+
+/***
+## Summary
+
+* Nadaraya–Watson kernel regression is attention pooling: the query is the new input, the
+  key–value pairs are the training examples, and the attention weights are kernel scores
+  normalized to sum to one.
+* The kernel's shape and width decide how far a query looks; a narrow width fits local detail
+  and noise, a wide one smooths both away. A kernel with bounded support can leave a query with
+  nothing to attend to — a case to detect and report, not to paper over with NaN.
+* With the Gaussian kernel the weights are a softmax of $-\frac{1}{2}(x - x_i)^2$
+  (nonparametric attention pooling); scaling the distance by a learned $w$ gives parametric
+  attention pooling, trained by gradient descent through the softmax — with the query's own
+  example left out of its keys.
+
+## Exercises
+
+1. Increase the number of training examples (`--n-train 200`, `--n-train 1000`). Does
+   nonparametric Nadaraya–Watson regression get closer to the truth? Watch the mse table.
+2. What value of $w$ does the parametric model learn (the `learned w` line)? Why does it make
+   the region of large attention weights sharper in the heatmap?
+3. How could you add hyperparameters to nonparametric Nadaraya–Watson regression to predict
+   better? The $\sigma$ sweep is one answer; which $\sigma$ has the smallest error here?
+4. Design another parametric attention pooling for this regression problem (for example a
+   separate learned width per key, or a learned width for the Epanechnikov kernel — what
+   happens to its gradient for a query with no key in range?), train it and visualize its
+   attention weights.
+5. Train the parametric model without leaving each example out of its own keys
+   (`--no-loo`). What happens to $w$ and to the loss, and why is the result useless?
+6. Feed `--data` a training set with a gap wider than $2$ (for instance no points in
+   $[1.5, 4]$). Which kernels leave queries without support, and what do `--fallback-mean` and
+   the softmax form of the Gaussian do there?
+*/

@@ -1,0 +1,477 @@
+/***
+# Attention Scoring Functions
+
+Lab 01 pooled values with weights that came from a kernel: the query $x$ was compared with each
+key $x_i$ through $-\frac{1}{2}(x - x_i)^2$, and a softmax turned the comparisons into weights.
+The comparison is the part worth designing. Call it the *attention scoring function*
+$a(\mathbf{q}, \mathbf{k})$: for a query $\mathbf{q}$ and $m$ key–value pairs
+$(\mathbf{k}_1, \mathbf{v}_1), \ldots, (\mathbf{k}_m, \mathbf{v}_m)$, attention pooling is
+
+$$f(\mathbf{q}, (\mathbf{k}_1, \mathbf{v}_1), \ldots, (\mathbf{k}_m, \mathbf{v}_m)) =
+\sum_{i=1}^m \alpha(\mathbf{q}, \mathbf{k}_i) \mathbf{v}_i,
+\qquad
+\alpha(\mathbf{q}, \mathbf{k}_i) = \mathrm{softmax}(a(\mathbf{q}, \mathbf{k}_i)) =
+\frac{\exp(a(\mathbf{q}, \mathbf{k}_i))}{\sum_{j=1}^m \exp(a(\mathbf{q}, \mathbf{k}_j))}.$$
+
+The weights $\alpha$ are non-negative and sum to one over the keys, whatever $a$ is. This lab
+builds the two scoring functions every later lab uses — *additive* attention (lab 03's Bahdanau
+decoder) and *scaled dot-product* attention (lab 04's multi-head attention, the Transformer of
+lab 06, the ViT of lab 07) — and the masked softmax that lets them ignore padding.
+
+Run it with `make lab02 && ./lab02` (flags: `./lab02 --help`). Output goes to `out/lab02/`
+(or `--out DIR`): the two heatmaps and `summary.json`, which holds every tensor printed here.
+Built with `VARIANT=labs`, the chapter runs until it needs an exercise you have not written
+yet, then says which.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/cli.h"
+#include "../../common/exercise.h"
+#include "../../common/json.h"
+#include "../../common/nn.h"
+#include "../../common/plot.h"
+#include "../../common/rng.h"
+#include "../../common/util.h"
+#include "lab02/lab02.h"
+
+/* Tell the reader where a figure went (or that only its data and script could be written). */
+static void figure_saved(const char *base, int rc) {
+  if (rc == 0)
+    printf("[figure %s.png]\n", base);
+  else if (rc == 1)
+    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
+}
+
+/* d2l's show_heatmaps for one (queries, keys) matrix: the book reshapes the weights to
+ * (1, 1, queries, keys) — one panel — with Keys across and Queries down, in Reds. */
+static void show_heatmap(const char *out, const char *name, const Tensor *w) {
+  HeatMap hm = {NULL, w->data, (int)(w->size / w->shape[w->ndim - 1]), w->shape[w->ndim - 1]};
+  char *base = path_join(out, name);
+  figure_saved(base, plot_heatmaps(base, &hm, 1, 1, "Keys", "Queries", "Reds", 0, 0));
+  free(base);
+}
+
+/* Largest |a - b| over two same-sized tensors. */
+static double max_abs_diff(const Tensor *a, const Tensor *b) {
+  double m = 0;
+  for (long i = 0; i < a->size; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+  return m;
+}
+
+/* Key + tensor into summary.json. */
+static void json_kt(JsonW *j, const char *key, const Tensor *t) {
+  json_key(j, key);
+  json_tensor(j, t);
+}
+
+static void cost_table(JsonW *j);
+
+int main(int argc, char **argv) {
+  LabArgs args;
+  bool random_keys = false, distance = false, bilinear = false, cost = false;
+  const CliOpt extra[] = {
+      {"--random-keys", OPT_FLAG, &random_keys,
+       "draw the toy keys from N(0, 1) instead of all ones (exercise 1)"},
+      {"--distance", OPT_FLAG, &distance,
+       "also score with the Gaussian kernel -|q - k|^2 / 2 and compare (exercise 2)"},
+      {"--bilinear", OPT_FLAG, &bilinear,
+       "score queries and keys of different lengths with q^T M k (exercise 3)"},
+      {"--cost", OPT_FLAG, &cost,
+       "time additive vs dot-product attention as the sequences grow (exercise 4)"},
+      {NULL, 0, NULL, NULL},
+  };
+  cli_parse(argc, argv, "lab02", "attention scoring functions: masked softmax, additive and "
+            "scaled dot-product attention", &args, extra);
+  if (strcmp(args.device, "cpu") != 0)
+    printf("note: lab02's tensors are at most 2 x 10 x 20; it computes on the CPU\n");
+  /* Nothing in this lab is trained: record no tape (like torch.no_grad()). */
+  ag_set_grad_enabled(false);
+
+  char *summary_path = path_join(args.out, "summary.json");
+  JsonW *j = json_open(summary_path);
+  if (!j) die("lab02: cannot write %s", summary_path);
+  json_obj_begin(j);
+  json_kv_str(j, "lab", "lab02");
+  json_kv_int(j, "seed", (long)args.seed);
+
+  /***
+## From the Gaussian Kernel to Dot Products
+
+Start from the scoring function lab 01 used, the exponent of a Gaussian kernel, now for vectors
+$\mathbf{q}, \mathbf{k}_i \in \mathbb{R}^d$, and expand the square:
+
+$$a(\mathbf{q}, \mathbf{k}_i) = -\frac{1}{2}\|\mathbf{q} - \mathbf{k}_i\|^2
+= \mathbf{q}^\top \mathbf{k}_i - \frac{1}{2}\|\mathbf{k}_i\|^2 - \frac{1}{2}\|\mathbf{q}\|^2.$$
+
+Each of the three terms can be judged by what the softmax does with it.
+
+* $-\frac{1}{2}\|\mathbf{q}\|^2$ is the same for every key of this query. Adding one constant
+  to all the inputs of a softmax multiplies numerator and denominator by the same $e^c$: the
+  term cancels exactly.
+* $-\frac{1}{2}\|\mathbf{k}_i\|^2$ does depend on the key, but in deep networks the keys come
+  out of batch or layer normalization (lab 06), which keeps their norms roughly equal. A
+  constant cancels again, so dropping this term changes the weights very little.
+* $\mathbf{q}^\top \mathbf{k}_i$ is what remains: one dot product per query–key pair, which a
+  matrix product computes for all pairs at once.
+
+One more adjustment keeps the scores in a range where the softmax still has useful gradients.
+If the $d$ entries of $\mathbf{q}$ and $\mathbf{k}_i$ are independent with mean $0$ and
+variance $1$, their dot product is a sum of $d$ terms of mean $0$ and variance $1$: it has mean
+$0$ and variance $d$, so its typical size grows like $\sqrt{d}$. Dividing by $\sqrt{d}$ brings
+the variance back to $1$ for any $d$:
+
+$$a(\mathbf{q}, \mathbf{k}_i) = \frac{\mathbf{q}^\top \mathbf{k}_i}{\sqrt{d}}.$$
+
+This is the *scaled dot-product* scoring function, and the weights are its softmax. It needs
+queries and keys of the same length $d$; additive attention, further down, does not.
+
+## Masked Softmax Operation
+
+Before the scoring functions, the softmax itself needs one more feature. Minibatches of text
+hold sentences of different lengths, padded with a filler token to a common length: with
+$10$ positions, "Dive into Deep Learning" becomes four words and six pads. Attention must not
+put weight on the pads. We therefore pass a *valid length* $l$ along with each row of scores
+and give the keys at positions $j \geq l$ weight $0$; the remaining weights are a softmax over
+the first $l$ keys alone.
+
+The book implements this by overwriting the masked scores with $-10^6$ before the softmax:
+$\exp(-10^6)$ underflows to zero. That fails quietly in one case — a row whose valid length is
+$0$ has *all* its scores at $-10^6$, and the softmax of equal numbers is uniform, so the pads
+get all the attention. Here the masked scores become $-\infty$ instead: $\exp(-\infty)$ is
+exactly $0$, and `t_softmax` turns a row that is all $-\infty$ into zeros, so an empty row
+attends to nothing.
+
+Exercise 2.1 (`labs/lab02/masked_softmax.c`) writes `masked_softmax(X, valid_lens)` for scores
+`X` of shape (batch, queries, keys). `valid_lens` is either a vector with one length per
+example, shared by all its queries, or a matrix with one length per query. First, two examples
+of two queries over four keys, with valid lengths $2$ and $3$ — random scores, so the weights
+are uneven but always zero beyond the valid length:
+  */
+  json_key(j, "masked_softmax");
+  json_obj_begin(j);
+  {
+    Tensor *X = tensor_rand(3, (int[]){2, 2, 4}, 0.0f, 1.0f);          /* (2, 2, 4) */
+    Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){2, 3});  /* (2) */
+    Tensor *w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo"); /* (2, 2, 4) */
+    tensor_print(w, NULL);
+    json_kt(j, "X_1d", X), json_kt(j, "valid_lens_1d", valid_lens), json_kt(j, "weights_1d", w);
+
+    /***
+With a matrix of valid lengths, every query row gets its own: here $1$ and $3$ for the two
+queries of the first example, $2$ and $4$ for the second.
+    */
+    X = tensor_rand(3, (int[]){2, 2, 4}, 0.0f, 1.0f);                          /* (2, 2, 4) */
+    valid_lens = tensor_from(2, (int[]){2, 2}, (float[]){1, 3, 2, 4});         /* (2, 2) */
+    w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
+    tensor_print(w, NULL);
+    json_kt(j, "X_2d", X), json_kt(j, "valid_lens_2d", valid_lens), json_kt(j, "weights_2d", w);
+
+    /***
+And the case the $-10^6$ trick gets wrong: a valid length of $0$. The first example's rows are
+all zeros, not $0.25$ everywhere:
+    */
+    valid_lens = tensor_from(1, (int[]){2}, (float[]){0, 2});                  /* (2) */
+    w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
+    tensor_print(w, NULL);
+    json_kt(j, "valid_lens_zero", valid_lens), json_kt(j, "weights_zero", w);
+  }
+  json_obj_end(j);
+  ag_step_reset();
+
+  /***
+## Batch Matrix Multiplication
+
+Attention pools many queries of many examples at once, and the workhorse for that is the
+*batch matrix product*: for minibatches $\mathbf{Q} = [\mathbf{Q}_1, \ldots, \mathbf{Q}_n]$ of
+$a \times b$ matrices and $\mathbf{K} = [\mathbf{K}_1, \ldots, \mathbf{K}_n]$ of $b \times c$
+matrices it returns the $n$ products $[\mathbf{Q}_1\mathbf{K}_1, \ldots, \mathbf{Q}_n
+\mathbf{K}_n]$, of shape $(n, a, c)$. `t_bmm` does this with one call of the batched GEMM
+(`common/gemm.h`); `t_bmm_nt` multiplies by the transpose of each $\mathbf{K}_i$ without copying
+it — exactly $\mathbf{Q}\mathbf{K}^\top$ for scores. Shapes $(2, 1, 4)$ and $(2, 4, 6)$ give:
+  */
+  {
+    Tensor *Q = tensor_full(3, (int[]){2, 1, 4}, 1.0f); /* (2, 1, 4) */
+    Tensor *K = tensor_full(3, (int[]){2, 4, 6}, 1.0f); /* (2, 4, 6) */
+    Tensor *QK = t_bmm(Q, K);                           /* (2, 1, 6) */
+    char buf[48];
+    printf("t_bmm(Q, K) shape: %s\n", shape_str(QK, buf, sizeof buf));
+    json_key(j, "bmm_shape");
+    json_arr_begin(j);
+    for (int d = 0; d < QK->ndim; d++) json_int(j, QK->shape[d]);
+    json_arr_end(j);
+    ag_step_reset();
+  }
+
+  /***
+## Additive Attention
+
+When queries and keys have different lengths — a decoder state of $20$ numbers looking at
+encoder outputs of $2$ — a dot product is not even defined. *Additive attention* projects both
+into a common space of $h$ hidden units, adds them, and scores the sum with a one-layer
+network:
+
+$$a(\mathbf{q}, \mathbf{k}) = \mathbf{w}_v^\top \tanh(\mathbf{W}_q\mathbf{q} + \mathbf{W}_k
+\mathbf{k}) \in \mathbb{R},$$
+
+with learnable $\mathbf{W}_q \in \mathbb{R}^{h \times q}$, $\mathbf{W}_k \in \mathbb{R}^{h
+\times k}$ and $\mathbf{w}_v \in \mathbb{R}^{h}$. Read differently: the query and the key are
+concatenated and fed into an MLP with one hidden layer of $h$ tanh units and no biases.
+
+In `AdditiveAttention_forward` (exercise 2.2, `labs/lab02/additive_attention.c`) the projected
+queries, of shape (batch, queries, $h$), and keys, (batch, keys, $h$), are viewed as
+(batch, queries, 1, $h$) and (batch, 1, keys, $h$); broadcasting adds every query to every key
+in one op, giving (batch, queries, keys, $h$). After the tanh, $\mathbf{w}_v$ reduces the last
+axis to one score per pair, the masked softmax turns the scores into weights, dropout (on in
+training only) thins them, and a batch matrix product with the values pools them.
+`AdditiveAttention_init` (in `chapters/02_scoring_functions/attention.c`) makes the three
+bias-free `Linear` layers.
+
+The toy example has two examples, each with one query of length $20$ and ten key–value pairs:
+keys of length $2$, all ones, and values of length $4$ holding the numbers $0, \ldots, 39$
+(the same for both examples). The valid lengths are $2$ and $6$; the layer has $h = 8$ and
+dropout $0.1$, switched off because we evaluate (training = false).
+  */
+  Tensor *keys = random_keys ? tensor_randn(3, (int[]){2, 10, 2}, 0.0f, 1.0f)
+                             : tensor_full(3, (int[]){2, 10, 2}, 1.0f);       /* (2, 10, 2) */
+  Tensor *values = tensor_new(3, (int[]){2, 10, 4});                          /* (2, 10, 4) */
+  for (long i = 0; i < values->size; i++) values->data[i] = (float)(i % 40);
+  Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){2, 6});           /* (2) */
+  if (random_keys) printf("--random-keys: the keys are drawn from N(0, 1)\n");
+
+  ParamSet ps = {0};
+  Tensor *queries_add = tensor_randn(3, (int[]){2, 1, 20}, 0.0f, 1.0f);       /* (2, 1, 20) */
+  AdditiveAttention additive;
+  AdditiveAttention_init(&additive, &ps, "attention", 2, 20, 8, 0.1f);
+  Tensor *out_add = NEED(AdditiveAttention_forward(&additive, queries_add, keys, values,
+                                                   valid_lens, false),
+                         "the additive attention example"); /* (2, 1, 4) */
+  tensor_print(out_add, NULL);
+  NEED(additive.attention_weights, "the additive attention weights (store them in the layer)");
+
+  /***
+Every key is the same vector, so every key gets the same score, and the weights are uniform
+over the valid keys: $\frac{1}{2}$ on the first two keys of the first example,
+$\frac{1}{6}$ on the first six of the second. The outputs are the averages of the value rows:
+$(0\ldots3 + 4\ldots7)/2 = (2, 3, 4, 5)$ and $(10, 11, 12, 13)$. The heatmap shows the two
+queries' weights (rows) over the ten keys (columns):
+  */
+  show_heatmap(args.out, "attention_additive", additive.attention_weights);
+  json_key(j, "additive");
+  json_obj_begin(j);
+  json_kt(j, "queries", queries_add);
+  json_kt(j, "keys", keys);
+  json_kt(j, "valid_lens", valid_lens);
+  json_kt(j, "output", out_add);
+  json_kt(j, "attention_weights", additive.attention_weights);
+  json_obj_end(j);
+
+  /***
+## Scaled Dot-Product Attention
+
+For a minibatch the scaled dot-product scores of $n$ queries $\mathbf{Q} \in \mathbb{R}^{n
+\times d}$ against $m$ keys $\mathbf{K} \in \mathbb{R}^{m \times d}$, pooled over values
+$\mathbf{V} \in \mathbb{R}^{m \times v}$, are one formula:
+
+$$\mathrm{softmax}\left(\frac{\mathbf{Q}\mathbf{K}^\top}{\sqrt{d}}\right)\mathbf{V} \in
+\mathbb{R}^{n \times v}.$$
+
+`DotProductAttention_forward` (exercise 2.3, `labs/lab02/dot_product_attention.c`) is that
+formula plus the mask and dropout: `t_bmm_nt` for $\mathbf{Q}\mathbf{K}^\top$, a scale by
+$1/\sqrt{d}$, `masked_softmax`, dropout, `t_bmm`. It has no parameters: all the learning
+happens in whatever produces $\mathbf{Q}$, $\mathbf{K}$ and $\mathbf{V}$.
+
+Same keys and values as before; the queries now need the keys' length, $d = 2$:
+  */
+  Tensor *queries_dot = tensor_randn(3, (int[]){2, 1, 2}, 0.0f, 1.0f); /* (2, 1, 2) */
+  DotProductAttention dot;
+  DotProductAttention_init(&dot, 0.5f);
+  Tensor *out_dot = NEED(DotProductAttention_forward(&dot, queries_dot, keys, values, valid_lens,
+                                                     false),
+                         "the dot-product attention example"); /* (2, 1, 4) */
+  tensor_print(out_dot, NULL);
+  NEED(dot.attention_weights, "the dot-product attention weights (store them in the layer)");
+
+  /***
+Identical keys again give identical scores, so the weights — and the heatmap — match the
+additive ones exactly:
+  */
+  show_heatmap(args.out, "attention_dot_product", dot.attention_weights);
+  const double diff = max_abs_diff(additive.attention_weights, dot.attention_weights);
+  printf("max |additive - dot-product| attention weight: %.4f\n", diff);
+  json_key(j, "dot_product");
+  json_obj_begin(j);
+  json_kt(j, "queries", queries_dot);
+  json_kt(j, "output", out_dot);
+  json_kt(j, "attention_weights", dot.attention_weights);
+  json_kv_num(j, "max_weight_diff_vs_additive", diff);
+  json_obj_end(j);
+
+  /***
+## Challenges
+
+The flags below answer the exercises at the end by running them.
+
+**`--random-keys`** draws the keys from a standard normal instead of all ones. Now the two
+scoring functions see different keys and disagree: the printed difference above is no longer
+zero, and the two heatmaps differ.
+
+**`--distance`** scores with the full Gaussian kernel, $-\frac{1}{2}\|\mathbf{q} -
+\mathbf{k}_i\|^2$, and checks the derivation: computed with broadcasting from its definition
+and from its expansion $\mathbf{q}^\top\mathbf{k}_i - \frac{1}{2}\|\mathbf{k}_i\|^2$ (the query
+norm dropped), the two give the same weights up to rounding. An efficient implementation only
+needs the squared key norms, one per key, on top of the dot products. With all-ones keys every
+norm is equal, so the weights also match those of the *unscaled* dot product; with
+`--random-keys` they do not.
+  */
+  json_key(j, "challenges");
+  json_obj_begin(j);
+  json_kv_int(j, "random_keys", random_keys);
+  if (distance) {
+    const int B = 2, Q = 1, K = 10, d = 2;
+    /* from the definition: (B, Q, 1, d) - (B, 1, K, d) -> (B, Q, K, d) -> (B, Q, K) */
+    Tensor *diffs = t_sub(t_view(queries_dot, B, Q, 1, d), t_view(keys, B, 1, K, d));
+    Tensor *w_def = NEED(masked_softmax(t_scale(t_sum(t_square(diffs), -1, false), -0.5f),
+                                        valid_lens), "--distance");        /* (B, Q, K) */
+    /* from the expansion: Q K^T - |k|^2 / 2, the key norms broadcast over the queries */
+    Tensor *k_norm2 = t_view(t_sum(t_square(keys), -1, false), B, 1, K);  /* (B, 1, K) */
+    Tensor *QK = t_bmm_nt(queries_dot, keys);                             /* (B, Q, K) */
+    Tensor *w_exp = NEED(masked_softmax(t_sub(QK, t_scale(k_norm2, 0.5f)), valid_lens),
+                         "--distance");                                   /* (B, Q, K) */
+    Tensor *w_dot = NEED(masked_softmax(QK, valid_lens), "--distance");   /* unscaled */
+    printf("--distance: Gaussian-kernel attention weights\n");
+    tensor_print(w_def, NULL);
+    printf("max |definition - expansion without |q|^2| = %.2g\n", max_abs_diff(w_def, w_exp));
+    printf("max |Gaussian - unscaled dot product|      = %.4f\n", max_abs_diff(w_def, w_dot));
+    show_heatmap(args.out, "attention_distance", w_def);
+    json_key(j, "distance");
+    json_obj_begin(j);
+    json_kt(j, "attention_weights", w_def);
+    json_kv_num(j, "max_diff_expansion", max_abs_diff(w_def, w_exp));
+    json_kv_num(j, "max_diff_unscaled_dot", max_abs_diff(w_def, w_dot));
+    json_obj_end(j);
+  }
+
+  /***
+**`--bilinear`** lets dot-product attention compare queries and keys of different lengths with
+matrix products only: score $\mathbf{q}^\top\mathbf{M}\mathbf{k}$ with a learnable $\mathbf{M}
+\in \mathbb{R}^{20 \times 2}$ — that is, project the length-$20$ queries of the additive example
+to length $2$ with a bias-free `Linear` and run `DotProductAttention` on the result.
+  */
+  if (bilinear) {
+    Linear M;
+    Linear_init(&M, &ps, "M", 20, 2, false);
+    Tensor *out_bil = NEED(DotProductAttention_forward(&dot, Linear_forward(&M, queries_add), keys,
+                                                       values, valid_lens, false),
+                           "--bilinear"); /* (2, 1, 4) */
+    printf("--bilinear: q^T M k attention output\n");
+    tensor_print(out_bil, NULL);
+    show_heatmap(args.out, "attention_bilinear", dot.attention_weights);
+    json_key(j, "bilinear");
+    json_obj_begin(j);
+    json_kt(j, "output", out_bil);
+    json_kt(j, "attention_weights", dot.attention_weights);
+    json_obj_end(j);
+  }
+  ag_step_reset();
+
+  /***
+**`--cost`** times both layers on growing inputs (batch $4$, $n$ queries and $n$ keys, query,
+key and value length $64$, $h = 64$) and reports the activation memory each forward pass
+allocates. Dot-product attention costs $O(n^2 d)$ arithmetic and stores the $n \times n$
+scores; additive attention builds the full (batch, $n$, $n$, $h$) feature tensor before
+reducing it, so it moves $h$ times more memory and is bound by memory bandwidth, not by
+arithmetic.
+  */
+  if (cost) cost_table(j);
+  json_obj_end(j); /* challenges */
+
+  json_obj_end(j);
+  if (json_close(j) != 0) die("lab02: writing %s failed", summary_path);
+  printf("wrote %s\n", summary_path);
+  free(summary_path);
+  paramset_free(&ps);
+  tensor_shutdown();
+  return 0;
+}
+
+/* --cost: forward time (best of 3) and arena bytes of one forward pass per layer and size. */
+static void cost_table(JsonW *j) {
+  enum { B = 4, D = 64, H = 64, NSIZES = 4 };
+  const int sizes[NSIZES] = {16, 64, 128, 256};
+  ParamSet ps = {0};
+  AdditiveAttention add;
+  AdditiveAttention_init(&add, &ps, "cost", D, D, H, 0.0f);
+  DotProductAttention dot;
+  DotProductAttention_init(&dot, 0.0f);
+  printf("%6s %14s %14s %14s %14s\n", "n", "additive ms", "dot ms", "additive MiB", "dot MiB");
+  json_key(j, "cost");
+  json_arr_begin(j);
+  for (int s = 0; s < NSIZES; s++) {
+    const int n = sizes[s];
+    double t_best[2] = {INFINITY, INFINITY}, mib[2] = {0, 0};
+    for (int rep = 0; rep < 3; rep++) {
+      for (int layer = 0; layer < 2; layer++) {
+        Tensor *q = tensor_randn(3, (int[]){B, n, D}, 0.0f, 1.0f); /* (B, n, D) */
+        Tensor *k = tensor_randn(3, (int[]){B, n, D}, 0.0f, 1.0f); /* (B, n, D) */
+        Tensor *v = tensor_randn(3, (int[]){B, n, D}, 0.0f, 1.0f); /* (B, n, D) */
+        size_t before = arena_used();
+        double t0 = now_seconds();
+        Tensor *out = layer == 0 ? AdditiveAttention_forward(&add, q, k, v, NULL, false)
+                                 : DotProductAttention_forward(&dot, q, k, v, NULL, false);
+        double t = now_seconds() - t0;
+        NEED(out, "--cost");
+        if (t < t_best[layer]) t_best[layer] = t;
+        mib[layer] = (double)(arena_used() - before) / (1024.0 * 1024.0);
+        ag_step_reset();
+      }
+    }
+    printf("%6d %14.3f %14.3f %14.2f %14.2f\n", n, 1e3 * t_best[0], 1e3 * t_best[1], mib[0],
+           mib[1]);
+    json_obj_begin(j);
+    json_kv_int(j, "n", n);
+    json_kv_num(j, "additive_ms", 1e3 * t_best[0]);
+    json_kv_num(j, "dot_ms", 1e3 * t_best[1]);
+    json_kv_num(j, "additive_mib", mib[0]);
+    json_kv_num(j, "dot_mib", mib[1]);
+    json_obj_end(j);
+  }
+  json_arr_end(j);
+  paramset_free(&ps);
+}
+
+/***
+## Summary
+
+* Attention pooling is a weighted average of values; the weights are a softmax of a scoring
+  function $a(\mathbf{q}, \mathbf{k})$ that compares the query with each key.
+* Expanding the Gaussian kernel's $-\frac{1}{2}\|\mathbf{q} - \mathbf{k}\|^2$ leaves the dot
+  product $\mathbf{q}^\top\mathbf{k}$ as the only term the softmax cares about when key norms
+  are about equal; dividing by $\sqrt{d}$ keeps the scores at unit variance. Scaled dot-product
+  attention, $\mathrm{softmax}(\mathbf{Q}\mathbf{K}^\top/\sqrt{d})\mathbf{V}$, is two batch
+  matrix products and has no parameters.
+* Additive attention, $\mathbf{w}_v^\top\tanh(\mathbf{W}_q\mathbf{q} + \mathbf{W}_k
+  \mathbf{k})$, compares queries and keys of different lengths with a small learned MLP, at the
+  price of a (batch, queries, keys, $h$) intermediate tensor.
+* The masked softmax keeps padding out of the weights. Masking with $-\infty$ rather than a
+  large negative number makes an empty row all zeros instead of uniform.
+
+## Exercises
+
+1. Modify the keys in the toy example and visualize the attention weights (`--random-keys`). Do
+   additive attention and scaled dot-product attention still output the same weights? Why or
+   why not?
+2. Implement distance-based attention, $a(\mathbf{q}, \mathbf{k}_i) = -\frac{1}{2}
+   \|\mathbf{q} - \mathbf{k}_i\|^2$, by modifying the dot-product code (`--distance` shows one
+   way). Why do you only need the squared norms of the keys, $\|\mathbf{k}_i\|^2$, for an
+   efficient implementation?
+3. Using matrix multiplications only, design a scoring function for queries and keys of
+   different lengths (`--bilinear`). How many parameters does it have compared with additive
+   attention with $h$ hidden units?
+4. How does the cost of each scoring function scale with the lengths of queries, keys and
+   values, and with their number? What about memory bandwidth (`--cost`)?
+5. When queries and keys have the same length, is vector summation a better design than the
+   dot product for the scoring function? Why or why not?
+*/

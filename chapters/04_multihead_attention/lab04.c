@@ -1,0 +1,391 @@
+/***
+# Multi-Head Attention
+
+One attention pooling looks at the key–value pairs in one way: a single set of projections, a
+single similarity, a single weighted average. In practice we want a model that can attend to
+several things at once — nearby tokens and distant ones, syntax and meaning — and combine what
+it finds. *Multi-head attention* does this by running $h$ attention poolings side by side, each
+on its own learned linear projection of the queries, keys and values, and mixing their outputs
+with one more linear layer. Each of the $h$ poolings is a *head*.
+
+This lab builds `MultiHeadAttention` on the scaled dot-product attention of lab 02 and shows
+the trick that makes it fast: the heads are not computed in a loop but folded into the batch
+dimension, so one batched attention call serves all of them. Then it looks at what each head
+attends to.
+
+Run it with `make lab04 && ./lab04` (flags: `./lab04 --help`). Figures go to `out/lab04/`
+(or `--out DIR`), together with `summary.json`.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/cli.h"
+#include "../../common/exercise.h"
+#include "../../common/json.h"
+#include "../../common/nn.h"
+#include "../../common/plot.h"
+#include "../../common/rng.h"
+#include "../../common/util.h"
+#include "lab04/lab04.h"
+
+/* Tell the reader where a figure went (or that only its data and script could be written). */
+static void figure_saved(const char *base, int rc) {
+  if (rc == 0)
+    printf("[figure %s.png]\n", base);
+  else if (rc == 1)
+    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
+}
+
+static void print_shape(const char *what, const Tensor *t) {
+  char s[64];
+  printf("%s: %s\n", what, shape_str(t, s, sizeof s));
+}
+
+/* The same layer computed one head at a time: slice head h's columns out of W_q, W_k, W_v,
+ * attend, concatenate the heads, apply W_o. Slow on purpose; it is the definition. Biases are
+ * sliced the same way when the layer has them. */
+static Tensor *mha_loop_over_heads(MultiHeadAttention *m, Tensor *queries, Tensor *keys,
+                                   Tensor *values, Tensor *valid_lens) {
+  const int H = m->num_heads, d = m->num_hiddens / H;
+  Tensor *heads[64];
+  if (H > 64) die("lab04: the loop over heads handles at most 64 heads, got %d", H);
+  for (int h = 0; h < H; h++) {
+    const Linear *lin[3] = {&m->W_q, &m->W_k, &m->W_v};
+    Tensor *in[3] = {queries, keys, values}, *proj[3];
+    for (int p = 0; p < 3; p++) {
+      Tensor *W = t_slice(lin[p]->W, 1, h * d, (h + 1) * d);              /* (in, d) */
+      Tensor *b = lin[p]->b ? t_slice(lin[p]->b, 0, h * d, (h + 1) * d) : NULL; /* (d) */
+      proj[p] = t_linear(in[p], W, b);                                    /* (B, n, d) */
+    }
+    DotProductAttention att;
+    DotProductAttention_init(&att, 0.0f);
+    heads[h] = NEED(DotProductAttention_forward(&att, proj[0], proj[1], proj[2], valid_lens,
+                                                false),
+                    "the loop over heads");                               /* (B, queries, d) */
+  }
+  return Linear_forward(&m->W_o, t_concat(heads, H, 2));                  /* (B, queries, h) */
+}
+
+static double max_abs_diff(const Tensor *a, const Tensor *b) {
+  double m = 0;
+  for (long i = 0; i < a->size; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+  return m;
+}
+
+int main(int argc, char **argv) {
+  LabArgs args;
+  int demo_heads = 4, bench_reps = 20;
+  bool no_bench = false;
+  const CliOpt extra[] = {
+      {"--heads", OPT_INT, &demo_heads,
+       "heads of the per-head heatmap example (1, 2, 4, 8 or 16; 16 hiddens are split among "
+       "them)"},
+      {"--bench-reps", OPT_INT, &bench_reps, "repetitions of the loop-vs-parallel timing"},
+      {"--no-bench", OPT_FLAG, &no_bench, "skip the loop-vs-parallel timing"},
+      {NULL, 0, NULL, NULL},
+  };
+  cli_parse(argc, argv, "lab04", "multi-head attention: parallel heads, shapes, per-head weights",
+            &args, extra);
+  if (strcmp(args.device, "cpu") != 0)
+    printf("note: lab04's tensors are tiny; it computes on the CPU\n");
+  if (demo_heads < 1 || demo_heads > 16 || 16 % demo_heads != 0)
+    die("lab04: --heads must divide the example's 16 hiddens (1, 2, 4, 8 or 16), got %d",
+        demo_heads);
+  if (bench_reps < 1) die("lab04: --bench-reps must be at least 1, got %d", bench_reps);
+
+  /***
+## Model
+
+Given a query $\mathbf{q} \in \mathbb{R}^{d_q}$, a key $\mathbf{k} \in \mathbb{R}^{d_k}$ and a
+value $\mathbf{v} \in \mathbb{R}^{d_v}$, head $i = 1, \ldots, h$ computes
+
+$$\mathbf{h}_i = f(\mathbf W_i^{(q)}\mathbf q, \mathbf W_i^{(k)}\mathbf k,\mathbf W_i^{(v)}\mathbf v) \in \mathbb R^{p_v},$$
+
+with learnable $\mathbf W_i^{(q)}\in\mathbb R^{p_q\times d_q}$,
+$\mathbf W_i^{(k)}\in\mathbb R^{p_k\times d_k}$ and
+$\mathbf W_i^{(v)}\in\mathbb R^{p_v\times d_v}$, and an attention pooling $f$ — here scaled
+dot-product attention. The heads are concatenated and mixed by one more learnable matrix
+$\mathbf W_o\in\mathbb R^{p_o\times h p_v}$:
+
+$$\mathbf W_o \begin{bmatrix}\mathbf h_1\\\vdots\\\mathbf h_h\end{bmatrix} \in \mathbb{R}^{p_o}.$$
+
+Each head is free to learn its own notion of similarity in its own subspace; $\mathbf W_o$
+decides how to combine what they found.
+
+## Implementation
+
+We choose $p_q = p_k = p_v = p_o / h$, the book's setting: with `num_hiddens` $= p_o$, every
+head works on `num_hiddens / num_heads` features, so $h$ heads cost about as much as one head of
+full width. Then the $h$ projections $\mathbf W_1^{(q)}, \ldots, \mathbf W_h^{(q)}$ stack into
+one `num_hiddens`-wide linear layer `W_q`, whose output columns $i p_q, \ldots, (i+1)p_q - 1$
+belong to head $i$; the same for keys and values.
+
+To run all heads at once, `transpose_qkv` (exercise 4.1, `labs/lab04/transpose_qkv.c`) reshapes
+the projected `(batch, n, num_hiddens)` tensor to `(batch, n, num_heads, num_hiddens/num_heads)`,
+swaps the two middle axes and merges batch and heads:
+`(batch * num_heads, n, num_hiddens/num_heads)`. Row $b h + i$ is head $i$ of example $b$.
+Scaled dot-product attention only ever pairs a row of queries with the same row of keys, so the
+heads never mix. `transpose_output` (exercise 4.2) undoes the move, which places the heads side
+by side again: exactly the concatenation $[\mathbf h_1; \ldots; \mathbf h_h]$. The valid lengths
+of example $b$ apply to all its heads, so each is repeated `num_heads` times in place
+(`t_repeat_interleave`, $[3, 2] \to [3, 3, 3, 3, 3, 2, 2, 2, 2, 2]$ for five heads). The forward
+pass is exercise 4.3 (`labs/lab04/multihead_attention.c`); `MultiHeadAttention_init`
+(`chapters/04_multihead_attention/multihead.c`) creates the four linear layers.
+
+First the two reshapes on a small tensor: two examples, three positions, $4 \times 3$ features.
+  */
+  Tensor *tq_in, *tq_out;
+  {
+    tq_in = tensor_new(3, (int[]){2, 3, 12}); /* (batch, n, num_hiddens) */
+    for (long i = 0; i < tq_in->size; i++) tq_in->data[i] = (float)i;
+    tq_out = NEED(transpose_qkv(tq_in, 4), "the transpose_qkv demo"); /* (8, 3, 3) */
+    print_shape("transpose_qkv(X (2, 3, 12), 4 heads)", tq_out);
+    Tensor *back = NEED(transpose_output(tq_out, 4), "the transpose_output demo");
+    print_shape("transpose_output(...)", back);
+    printf("round trip exact: %s\n", max_abs_diff(back, tq_in) == 0 ? "yes" : "NO");
+    printf("head 1 of example 0 (row 1) takes columns 3..5 of X[0]:\n");
+    tensor_print(t_slice(tq_out, 0, 1, 2), NULL);
+  }
+
+  /***
+### The book's check
+
+`num_hiddens` $= 100$, five heads, a batch of two with four queries and six key–value pairs,
+valid lengths $[3, 2]$. Queries, keys and values are all ones, and keys double as values. The
+output keeps the query shape: `(batch_size, num_queries, num_hiddens)`.
+  */
+  ParamSet ps = {0};
+  MultiHeadAttention attention;
+  const int num_hiddens = 100, num_heads = 5;
+  const int batch_size = 2, num_queries = 4, num_kvpairs = 6;
+  MultiHeadAttention_init(&attention, &ps, "attention", num_hiddens, num_hiddens, num_hiddens,
+                          num_hiddens, num_heads, 0.5f, false);
+  int out_shape[3], w_shape[3];
+  {
+    Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){3, 2});            /* (batch) */
+    Tensor *X = tensor_full(3, (int[]){batch_size, num_queries, num_hiddens}, 1.0f);
+    Tensor *Y = tensor_full(3, (int[]){batch_size, num_kvpairs, num_hiddens}, 1.0f);
+    Tensor *out = NEED(MultiHeadAttention_forward(&attention, X, Y, Y, valid_lens, false),
+                       "the book's shape check");                /* (batch, queries, hiddens) */
+    print_shape("output shape", out);
+    print_shape("attention weights shape", attention.attention.attention_weights);
+    if (!(out->ndim == 3 && out->shape[0] == batch_size && out->shape[1] == num_queries &&
+          out->shape[2] == num_hiddens))
+      die("lab04: expected output (2, 4, 100)");
+    memcpy(out_shape, out->shape, sizeof out_shape);
+    memcpy(w_shape, attention.attention.attention_weights->shape, sizeof w_shape);
+    printf("parameters: %ld (W_q, W_k, W_v, W_o: 100 x 100 each, no bias)\n",
+           paramset_count(&ps));
+    ag_step_reset();
+  }
+
+  /***
+The weights have one row of `num_queries` per example *and head*: $2 \times 5 = 10$.
+
+### Parallel heads are the same as a loop over heads
+
+Folding heads into the batch is an implementation trick, not a different model. To convince
+ourselves, we compute the same layer the slow way — slice head $i$'s columns out of
+$\mathbf W_q, \mathbf W_k, \mathbf W_v$, attend, concatenate, apply $\mathbf W_o$ — on random
+inputs, and compare. Then we time both on a larger, transformer-sized input (batch 32, 20
+queries and keys, 256 hiddens, 8 heads): one batched call instead of eight small ones.
+  */
+  double loop_diff;
+  double t_parallel_ms = NAN, t_loop_ms = NAN;
+  {
+    ag_set_grad_enabled(false);
+    Tensor *q = tensor_randn(3, (int[]){batch_size, num_queries, num_hiddens}, 0, 1);
+    Tensor *kv = tensor_randn(3, (int[]){batch_size, num_kvpairs, num_hiddens}, 0, 1);
+    Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){3, 2});
+    Tensor *a = MultiHeadAttention_forward(&attention, q, kv, kv, valid_lens, false);
+    Tensor *b = mha_loop_over_heads(&attention, q, kv, kv, valid_lens);
+    loop_diff = max_abs_diff(a, b);
+    printf("max |parallel - loop over heads| = %.3g\n", loop_diff);
+    ag_step_reset();
+
+    if (!no_bench) {
+      ParamSet ps2 = {0};
+      MultiHeadAttention big;
+      MultiHeadAttention_init(&big, &ps2, "big", 256, 256, 256, 256, 8, 0.0f, false);
+      /* The input lives in host memory; each repetition copies it into a fresh arena. */
+      Tensor *x0 = tensor_randn(3, (int[]){32, 20, 256}, 0, 1);
+      float *xs = xmalloc(sizeof(float) * (size_t)x0->size);
+      memcpy(xs, x0->data, sizeof(float) * (size_t)x0->size);
+      ag_step_reset();
+#define BENCH_X() tensor_from(3, (int[]){32, 20, 256}, xs) /* (batch, n, hiddens) */
+#define BENCH_VL() tensor_full(1, (int[]){32}, 20.0f)     /* (batch) */
+      for (int pass = 0; pass < 2; pass++) { /* pass 0 warms caches and the arena */
+        double t0 = now_seconds();
+        for (int r = 0; r < bench_reps; r++) {
+          Tensor *x = BENCH_X();
+          MultiHeadAttention_forward(&big, x, x, x, BENCH_VL(), false);
+          ag_step_reset();
+        }
+        double t1 = now_seconds();
+        for (int r = 0; r < bench_reps; r++) {
+          Tensor *x = BENCH_X();
+          mha_loop_over_heads(&big, x, x, x, BENCH_VL());
+          ag_step_reset();
+        }
+        double t2 = now_seconds();
+        t_parallel_ms = 1e3 * (t1 - t0) / bench_reps;
+        t_loop_ms = 1e3 * (t2 - t1) / bench_reps;
+      }
+#undef BENCH_X
+#undef BENCH_VL
+      free(xs);
+      printf("forward (32, 20, 256), 8 heads: parallel %.2f ms, loop over heads %.2f ms "
+             "(mean of %d)\n",
+             t_parallel_ms, t_loop_ms, bench_reps);
+      paramset_free(&ps2);
+    }
+    ag_set_grad_enabled(true);
+  }
+
+  /***
+The two agree — typically bit for bit, because every output element is the same dot product
+summed in the same order either way. The times are this run's (a shared CPU is noisy; run with
+`--bench-reps 100` for steadier numbers). The batched call does the same arithmetic in fewer,
+larger pieces: one attention over `batch * num_heads` rows instead of `num_heads` attentions
+over `batch` rows, with three projections of full width instead of `3 * num_heads` thin ones.
+On a CPU that saves loop and threading overhead; on a GPU, where every small kernel launch
+costs time, it matters much more.
+
+## What the Heads Attend To
+
+The book stops at the shape check. Let us look inside: a layer with 16 hiddens and 4 heads
+(`--heads` changes that), random weights from the seed, two examples of 8 random key–value
+pairs (with valid lengths 8 and 5) and 6 queries each. Below, one panel per head and one row per
+example; each panel is the $6 \times 8$ matrix of attention weights of that head — rows are
+queries, columns keys.
+  */
+  const int dq = 6, dk = 8, dh = 16;
+  float *demo_w = NULL;
+  {
+    ParamSet ps3 = {0};
+    MultiHeadAttention small;
+    MultiHeadAttention_init(&small, &ps3, "small", dh, dh, dh, dh, demo_heads, 0.0f, false);
+    ag_set_grad_enabled(false);
+    Tensor *q = tensor_randn(3, (int[]){2, dq, dh}, 0, 1); /* (2, 6, 16) */
+    Tensor *k = tensor_randn(3, (int[]){2, dk, dh}, 0, 1); /* (2, 8, 16) */
+    Tensor *vl = tensor_from(1, (int[]){2}, (float[]){8, 5});
+    NEED(MultiHeadAttention_forward(&small, q, k, k, vl, false), "the per-head heatmaps");
+    Tensor *w = small.attention.attention_weights; /* (2 * heads, 6, 8) */
+    demo_w = xmalloc(sizeof(float) * (size_t)w->size);
+    memcpy(demo_w, w->data, sizeof(float) * (size_t)w->size);
+    HeatMap maps[2 * 16];
+    char titles[2 * 16][48];
+    for (int b = 0; b < 2; b++)
+      for (int h = 0; h < demo_heads; h++) {
+        int r = b * demo_heads + h; /* row of the folded batch */
+        snprintf(titles[r], sizeof titles[r], "example %d, head %d", b + 1, h + 1);
+        maps[r] = (HeatMap){titles[r], demo_w + (long)r * dq * dk, dq, dk};
+      }
+    char *base = path_join(args.out, "heads");
+    figure_saved(base, plot_heatmaps(base, maps, 2, demo_heads, "Keys", "Queries", "Reds",
+                                     demo_heads > 4 ? 250 * demo_heads : 0, 0));
+    free(base);
+    /* Where does each head look? The most-attended key of each query. */
+    for (int b = 0; b < 2; b++)
+      for (int h = 0; h < demo_heads; h++) {
+        printf("example %d, head %d: argmax key per query:", b + 1, h + 1);
+        for (int i = 0; i < dq; i++) {
+          const float *row = demo_w + ((long)(b * demo_heads + h) * dq + i) * dk;
+          int best = 0;
+          for (int j = 1; j < dk; j++) best = row[j] > row[best] ? j : best;
+          printf(" %d", best);
+        }
+        printf("\n");
+      }
+    ag_set_grad_enabled(true);
+    ag_step_reset();
+    paramset_free(&ps3);
+  }
+
+  /***
+Even untrained, the heads differ: every head compares queries and keys through its own
+projection, so it ranks the keys differently. In the second example keys $5$ to $7$ are padding
+and get no weight in any head — the valid lengths were repeated for every head. Training shapes
+these differences into useful specializations; lab 06 draws the heads of a trained Transformer.
+  */
+  {
+    char *path = path_join(args.out, "summary.json");
+    JsonW *j = json_open(path);
+    if (!j) die("lab04: cannot write %s", path);
+    json_obj_begin(j);
+    json_kv_str(j, "lab", "lab04");
+    json_kv_int(j, "seed", (long)args.seed);
+    json_key(j, "transpose_qkv_shape"), json_arr_begin(j);
+    for (int i = 0; i < 3; i++) json_int(j, tq_out->shape[i]);
+    json_arr_end(j);
+    json_key(j, "book_check");
+    json_obj_begin(j);
+    json_kv_int(j, "num_hiddens", num_hiddens);
+    json_kv_int(j, "num_heads", num_heads);
+    json_key(j, "valid_lens"), json_arr_begin(j), json_int(j, 3), json_int(j, 2), json_arr_end(j);
+    json_key(j, "output_shape"), json_arr_begin(j);
+    for (int i = 0; i < 3; i++) json_int(j, out_shape[i]);
+    json_arr_end(j);
+    json_key(j, "attention_weights_shape"), json_arr_begin(j);
+    for (int i = 0; i < 3; i++) json_int(j, w_shape[i]);
+    json_arr_end(j);
+    json_kv_int(j, "parameters", paramset_count(&ps));
+    json_obj_end(j);
+    json_kv_num(j, "max_abs_diff_parallel_vs_loop", loop_diff);
+    json_key(j, "timing_ms");
+    json_obj_begin(j);
+    json_kv_str(j, "config", "batch 32, 20 queries/keys, 256 hiddens, 8 heads, forward only");
+    json_kv_num(j, "parallel", t_parallel_ms);
+    json_kv_num(j, "loop_over_heads", t_loop_ms);
+    json_obj_end(j);
+    json_key(j, "heads_demo");
+    json_obj_begin(j);
+    json_kv_int(j, "num_heads", demo_heads);
+    json_kv_int(j, "num_hiddens", dh);
+    json_key(j, "valid_lens"), json_arr_begin(j), json_int(j, 8), json_int(j, 5), json_arr_end(j);
+    json_key(j, "weights_shape"), json_arr_begin(j), json_int(j, 2 * demo_heads), json_int(j, dq),
+        json_int(j, dk), json_arr_end(j);
+    json_key(j, "weights"), json_floats(j, demo_w, 2L * demo_heads * dq * dk);
+    json_obj_end(j);
+    json_obj_end(j);
+    if (json_close(j) != 0) die("lab04: writing %s failed", path);
+    printf("wrote %s\n", path);
+    free(path);
+  }
+
+  free(demo_w);
+  paramset_free(&ps);
+  tensor_shutdown();
+  return 0;
+}
+
+/***
+## Summary
+
+* Multi-head attention runs $h$ attention poolings on $h$ different learned projections of the
+  same queries, keys and values, and mixes the concatenated results with $\mathbf W_o$.
+* With $p_q = p_k = p_v = p_o/h$ the per-head projections stack into ordinary
+  `num_hiddens`-wide linear layers, and the whole layer costs about as much as one full-width
+  head.
+* The heads run in parallel: `transpose_qkv` folds them into the batch dimension, one batched
+  scaled dot-product attention computes them all, and `transpose_output` lays them side by side
+  again. Valid lengths are repeated per head. The result is exactly the loop over heads.
+
+## Exercises
+
+1. Visualize the attention weights of multiple heads in this experiment. (Done above for a small
+   random layer: run with `--heads 1`, `--heads 2` and `--heads 8`, and other `--seed`s. What
+   changes when each head gets fewer features?)
+2. Suppose that we have a trained model based on multi-head attention and we want to prune the
+   least important attention heads to increase the prediction speed. How can we design
+   experiments to measure the importance of an attention head? (Challenge: in lab 06, zero one
+   head's slice of the concatenation before $\mathbf W_o$ at evaluation time and measure the
+   BLEU drop per head; compare with the average attention entropy of each head.)
+3. `mha_loop_over_heads` in this file is the definition; the batched version is what the labs
+   use. Time both with `--bench-reps 100` for other shapes (edit the sizes): when does the loop
+   catch up, and why?
+4. Our heads split `num_hiddens` among them. What would change (parameters, cost, outputs) if
+   every head instead kept the full width $p_q = p_k = p_v = p_o$?
+*/

@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# grading.sh — tests of the grading system (a suite of make test). Ends with "N passed, N failed".
+#   1. The grader against hostile submissions: a fake lab 99 (tests/grader/) graded with a
+#      well-behaved submission (full marks) and a hostile one (each attack scores zero with the
+#      right outcome; the honest tests around them keep their points).
+#   2. The invariant on the real labs: VARIANT=solutions earns full marks, and with
+#      VARIANT=labs (the stubs) every graded test scores zero.
+#   3. make handout: no solutions/ or tests/hidden/ inside; unpacked, it builds and grades
+#      (zero points, no crash).
+set -u
+cd "$(dirname "$0")/../.."
+root=$PWD
+passed=0
+failed=0
+ok() { echo "ok   $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+check() { # description, command...: ok when the command succeeds
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else fail "$what"; return 1; fi
+}
+exit_status_is() { # status, command...
+  local want=$1
+  shift
+  "$@" >/dev/null 2>&1
+  [ $? -eq "$want" ]
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Own make flags: -j2, and no jobserver inherited from an outer make that did not pass one.
+mk() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s --no-print-directory -j2 "$@"; }
+have_solutions=$(ls -d solutions/lab[0-9]* 2>/dev/null | head -1)
+have_graded=$(ls tests/grade/lab[0-9]*/*.c 2>/dev/null | head -1)
+py=$(command -v /usr/bin/python3 || command -v python3 || true)
+
+# A test's line in results.json (the grader writes one test object per line).
+test_line() { grep -F "\"name\": \"$2\"," "$1"; }
+json_valid() { [ -z "$py" ] || "$py" -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"; }
+# The tests' scores and maxima add up to the totals in results.json and the Score line.
+totals_agree() { # results.json, terminal log
+  local s m t
+  s=$(grep -o '"score": [0-9]*, "max_score"' "$1" | awk '{t += $2} END {print t + 0}')
+  m=$(grep -o '"max_score": [0-9]*, "status"' "$1" | awk '{t += $2} END {print t + 0}')
+  t=$(grep -m1 -o '^  "score": [0-9]*' "$1" | awk '{print $2}')
+  [ "$s" = "$t" ] && [ "$(tail -n 1 "$2")" = "Score: $s/$m" ]
+}
+
+# ------------------------------------------------------------------ 1. hostile submissions
+# What each fake lab-99 test must score with the hostile submission (fake_tests.c).
+expected_hostile='
+lab99_square_first passed 2
+lab99_exit_zero exited_early 0
+lab99_underscore_exit exited_early 0
+lab99_print_pass wrong_answer 0
+lab99_flood wrong_answer 0
+lab99_write_results wrong_answer 0
+lab99_segfault crash 0
+lab99_recurse crash 0
+lab99_abort crash 0
+lab99_loop timeout 0
+lab99_alloc out_of_memory 0
+lab99_forge_verdict tampered 0
+lab99_grandchild wrong_answer 0
+lab99_poison wrong_answer 0
+lab99_stub not_implemented 0
+lab99_wrong wrong_answer 0
+lab99_row_sums wrong_answer 0
+lab99_slow passed 1
+lab99_square_last passed 2
+lab99_hidden_square passed 1
+'
+# The fake lab needs only libcommon: it runs even while a real lab does not build.
+if ! mk build/grader/good build/grader/hostile >"$tmp/build.log" 2>&1; then
+  fail "build the grader's test binaries (build/grader/)"
+  tail -n 20 "$tmp/build.log"
+else
+  ok "build the grader's test binaries (build/grader/)"
+  # graded with 1 s and 64 MiB per test (lab99_slow and lab99_flood have their own limits)
+  grade_fake() { # submission, dir
+    mkdir -p "$2/tmp"
+    (cd "$2" && TMPDIR="$2/tmp" "$root/build/grader/$1" --timeout 1 --mem 64 >term.log 2>&1)
+  }
+  max=$(build/grader/good --list | tail -n 1 | awk '{print $3}')
+  want=$(awk 'NF {t += $3} END {print t + 0}' <<<"$expected_hostile")
+
+  d=$tmp/good
+  grade_fake good "$d"
+  rc=$?
+  check "good submission: exit status 0" [ $rc -eq 0 ]
+  check "good submission: full marks (Score: $max/$max)" grep -qx "Score: $max/$max" "$d/term.log"
+  check "good submission: results.json is valid JSON" json_valid "$d/results.json"
+  check "good submission: test scores add up" totals_agree "$d/results.json" "$d/term.log"
+
+  d=$tmp/hostile
+  start=$(date +%s)
+  grade_fake hostile "$d"
+  rc=$?
+  secs=$(($(date +%s) - start))
+  check "hostile submission: exit status 1" [ $rc -eq 1 ]
+  check "hostile submission: only the honest tests score (last line Score: $want/$max)" \
+    [ "$(tail -n 1 "$d/term.log")" = "Score: $want/$max" ]
+  check "hostile submission: results.json is valid JSON" json_valid "$d/results.json"
+  check "hostile submission: results.json is the grader's, not the fake one" \
+    grep -q '"name": "lab99_square_last"' "$d/results.json"
+  check "hostile submission: test scores add up" totals_agree "$d/results.json" "$d/term.log"
+  check "hostile submission: graded in under 30 s (took ${secs} s)" [ "$secs" -lt 30 ]
+  check "hostile submission: scratch directories removed" \
+    [ -z "$(ls -A "$d/tmp" 2>/dev/null)" ]
+  size=$(wc -c <"$d/results.json")
+  check "hostile submission: results.json stays small after a 20 MB flood ($size bytes)" \
+    [ "$size" -lt 65536 ]
+  check "hostile submission: every fake test has an expected outcome" \
+    [ "$(grep -c '"name": "lab99_' "$d/results.json")" -eq "$(grep -c . <<<"$expected_hostile")" ]
+  while read -r name outcome score; do
+    [ -n "$name" ] || continue
+    line=$(test_line "$d/results.json" "$name")
+    check "hostile $name: $outcome, $score points" \
+      grep -q "\"score\": $score, .*\"outcome\": \"$outcome\"" <<<"$line"
+  done <<<"$expected_hostile"
+  check "hostile: a crash names its signal" grep -q 'killed by SIGSEGV' "$d/term.log"
+  check "hostile: a wrong answer shows expected and got" \
+    grep -q 'fake_wrong(4): expected 16, got 17' "$d/term.log"
+  check "hostile: a wrong shape shows both shapes" \
+    grep -q 'row sums: expected shape (2), got (1, 2)' "$d/term.log"
+  check "hostile: flood output is cut in results.json" \
+    grep -q 'bytes not shown' <<<"$(test_line "$d/results.json" lab99_flood)"
+  check "hostile: hidden tests are shown only after the due date" \
+    grep -q '"visibility": "after_due_date"' <<<"$(test_line "$d/results.json" lab99_hidden_square)"
+  check "hostile: no other test is hidden" \
+    [ "$(grep -c '"visibility": "after_due_date"' "$d/results.json")" -eq 1 ]
+  check "grader: --lab 98 finds nothing to grade (exit 2)" \
+    exit_status_is 2 build/grader/good --lab 98 --json ''
+  check "grader: an unknown option is a usage error (exit 2)" \
+    exit_status_is 2 build/grader/good --frobnicate
+fi
+
+# ------------------------------------------------------------------ 2. real labs: the invariant
+if [ -z "$have_graded" ]; then
+  echo "no graded tests under tests/grade/ yet: invariant not checked"
+else
+  for v in labs solutions; do
+    [ $v = solutions ] && [ -z "$have_solutions" ] && continue
+    if ! mk grade-build VARIANT=$v >"$tmp/build-$v.log" 2>&1; then
+      fail "make grade-build VARIANT=$v"
+      tail -n 20 "$tmp/build-$v.log"
+      continue
+    fi
+    mkdir -p "$tmp/$v"
+    (cd "$tmp/$v" && "$root/build/$v/grade" >term.log 2>&1)
+    rc=$?
+    r=$tmp/$v/results.json
+    check "VARIANT=$v: results.json is valid JSON" json_valid "$r"
+    check "VARIANT=$v: test scores add up" totals_agree "$r" "$tmp/$v/term.log"
+    if [ $v = solutions ]; then
+      max=$(grep -o '"max_score": [0-9]*' "$r" | head -1 | awk '{print $2}')
+      if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
+        ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
+      else
+        fail "VARIANT=solutions: not full marks (exit $rc); tests that lost points:"
+        grep '"status": "failed"' "$r" | grep -o '"name": "[^"]*"' | sed 's/^/    /'
+        grep -A4 -E '^  (wrong answer|crash|timeout|out of memory|exited early|tampered|not implemented) ' \
+          "$tmp/$v/term.log" | head -n 40
+      fi
+    else
+      scoring=$(grep '"status": "passed"' "$r" | grep -o '"name": "[^"]*"')
+      if [ $rc -eq 1 ] && [ -z "$scoring" ] && grep -qE '^Score: 0/[1-9]' "$tmp/$v/term.log"; then
+        ok "VARIANT=labs: every graded test fails on the stubs ($(tail -n 1 "$tmp/$v/term.log"))"
+      else
+        fail "VARIANT=labs: graded tests that pass on the stubs (they cannot fail):"
+        echo "${scoring:-    (none; exit status $rc)}" | sed 's/^/    /'
+      fi
+    fi
+  done
+fi
+
+# ------------------------------------------------------------------ 3. make handout
+no_line_matches() { ! grep -qE "$1" "$2"; }
+lists_all_stubs() { # every file under labs/ is in the listing $1
+  local f
+  for f in labs/lab*/*; do grep -qx "attention-lab/$f" "$1" || return 1; done
+}
+# make exits 2 when the grader exits 1: graded, not full marks (no crash, no usage error)
+graded_zero() { [ "$1" -eq 2 ] && grep -qE '^Score: 0/[1-9]' "$2" && grep -q '(VARIANT=labs)' "$2"; }
+
+if ! mk handout >"$tmp/handout.log" 2>&1; then
+  fail "make handout"
+  cat "$tmp/handout.log"
+else
+  tarball=build/attention-lab-handout.tar.gz
+  tar -tzf "$tarball" >"$tmp/handout.list"
+  check "handout: no solutions/, tests/hidden/, build/, .git, out/, data/ inside" \
+    no_line_matches '^attention-lab/(solutions|tests/hidden|build|\.git|out|data)(/|$)' "$tmp/handout.list"
+  check "handout: has the grader" grep -qx 'attention-lab/tests/grade/grader.c' "$tmp/handout.list"
+  check "handout: has every file of labs/" lists_all_stubs "$tmp/handout.list"
+  mkdir -p "$tmp/ho" && tar -xzf "$tarball" -C "$tmp/ho"
+  h=$tmp/ho/attention-lab
+  # -O0: this only checks that the handout builds and grades; it need not be fast
+  if ls "$h"/chapters/*/lab01.c >/dev/null 2>&1; then
+    if (cd "$h" && mk OPT=-O0 lab01 >build.log 2>&1 && [ -x lab01 ]); then
+      ok "handout: make lab01 builds"
+    else
+      fail "handout: make lab01 builds"
+      tail -n 15 "$h/build.log"
+    fi
+  fi
+  (cd "$h" && mk OPT=-O0 grade >grade.log 2>&1)
+  rc=$?
+  if [ -n "$have_graded" ]; then
+    check "handout: make grade runs on the stubs (VARIANT=labs) and scores zero" \
+      graded_zero $rc "$h/grade.log" || tail -n 15 "$h/grade.log"
+  else
+    check "handout: make grade says there is nothing to grade yet" \
+      grep -q 'no graded tests' "$h/grade.log"
+  fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
