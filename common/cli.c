@@ -270,8 +270,8 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
   if (strcmp(args->device, "cuda") == 0) {
     fflush(stdout);
     fprintf(stderr,
-            "%s: this build has no CUDA backend (nvcc not found at build time); "
-            "run with --device cpu\n",
+            "%s: this build has no CUDA kernels (the CUDA backend is not written yet, or nvcc "
+            "was not found at build time); run with --device cpu\n",
             c.lab);
     exit(2);
   }

@@ -25,3 +25,8 @@ void exercise_missing(const char *what) {
           what);
   exit(3);
 }
+
+void *exercise_need(void *ptr, const char *what) {
+  if (!ptr) exercise_missing(what);
+  return ptr;
+}

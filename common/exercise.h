@@ -8,8 +8,10 @@
 void exercise_todo(const char *number, const char *name, const char *file);
 #define EXERCISE_TODO(number, name) exercise_todo((number), (name), __FILE__)
 
-/* Labs: stop the chapter cleanly (exit 3) when an exercise returned NULL. */
-#define NEED(ptr, what) ((ptr) ? (ptr) : (exercise_missing(what), (ptr)))
+/* Labs: stop the chapter cleanly (exit 3) when an exercise returned NULL. ptr is evaluated
+ * once (it is usually a call); __typeof__ keeps its pointer type. */
+#define NEED(ptr, what) ((__typeof__(ptr))exercise_need((ptr), (what)))
+void *exercise_need(void *ptr, const char *what);
 void exercise_missing(const char *what);
 
 #endif
