@@ -14,6 +14,11 @@ static void need_cpu(const char *op, const Tensor *a, const Tensor *b) {
     tensor_error(op, "CUDA tensors are not supported by this build's CPU kernel");
 }
 
+/* A NULL operand (an unfinished exercise's result) is an error, not a crash. */
+static void need_inputs(const char *op, const Tensor *a, const Tensor *b) {
+  if (!a || !b) tensor_error(op, "an input is NULL (did an unfinished exercise return NULL?)");
+}
+
 /* ---------- t_matmul: (m,k) @ (k,n) -> (m,n) ---------- */
 
 static void matmul_backward(Tensor *out) {
@@ -28,6 +33,7 @@ static void matmul_backward(Tensor *out) {
 
 Tensor *t_matmul(Tensor *a, Tensor *b) {
   char sa[64], sb[64];
+  need_inputs("t_matmul", a, b);
   if (a->ndim != 2 || b->ndim != 2)
     tensor_error("t_matmul", "needs two 2-D matrices, got %s and %s; use t_bmm for batches "
                  "of matrices and t_linear for (..., in) @ (in, out)",
@@ -65,6 +71,7 @@ static void bmm_backward(Tensor *out) {
 
 Tensor *t_bmm(Tensor *a, Tensor *b) {
   char sa[64], sb[64];
+  need_inputs("t_bmm", a, b);
   if (a->ndim != 3 || b->ndim != 3)
     tensor_error("t_bmm", "needs two 3-D batches (B, m, k) and (B, k, n), got %s and %s; "
                  "reshape with t_view first", shape_str(a, sa, sizeof sa),
@@ -105,6 +112,7 @@ static void bmm_nt_backward(Tensor *out) {
 
 Tensor *t_bmm_nt(Tensor *a, Tensor *b) {
   char sa[64], sb[64];
+  need_inputs("t_bmm_nt", a, b);
   if (a->ndim != 3 || b->ndim != 3)
     tensor_error("t_bmm_nt", "needs two 3-D batches (B, m, k) and (B, n, k), got %s and %s; "
                  "reshape with t_view first", shape_str(a, sa, sizeof sa),
@@ -151,6 +159,7 @@ static void linear_backward(Tensor *out) {
 
 Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b) {
   char sx[64], sw[64], sb[64];
+  need_inputs("t_linear", x, W);
   if (W->ndim != 2)
     tensor_error("t_linear", "the weight must be 2-D (in, out), got %s (input %s)",
                  shape_str(W, sw, sizeof sw), shape_str(x, sx, sizeof sx));

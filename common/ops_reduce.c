@@ -10,6 +10,7 @@
 #include "ops.h"
 
 static void check_cpu(const char *op, const Tensor *t) {
+  if (!t) tensor_error(op, "an input is NULL (did an unfinished exercise return NULL?)");
   if (t->device != DEV_CPU)
     tensor_error(op, "got a CUDA tensor, but this build has no CUDA kernel for %s; "
                  "run with --device cpu", op);

@@ -156,6 +156,7 @@ are uneven but always zero beyond the valid length:
     Tensor *X = tensor_rand(3, (int[]){2, 2, 4}, 0.0f, 1.0f);          /* (2, 2, 4) */
     Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){2, 3});  /* (2) */
     Tensor *w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo"); /* (2, 2, 4) */
+    printf("masked_softmax(X (2, 2, 4), valid_lens [2, 3]):\n");
     tensor_print(w, NULL);
     json_kt(j, "X_1d", X), json_kt(j, "valid_lens_1d", valid_lens), json_kt(j, "weights_1d", w);
 
@@ -166,6 +167,7 @@ queries of the first example, $2$ and $4$ for the second.
     X = tensor_rand(3, (int[]){2, 2, 4}, 0.0f, 1.0f);                          /* (2, 2, 4) */
     valid_lens = tensor_from(2, (int[]){2, 2}, (float[]){1, 3, 2, 4});         /* (2, 2) */
     w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
+    printf("masked_softmax(X (2, 2, 4), valid_lens [[1, 3], [2, 4]]):\n");
     tensor_print(w, NULL);
     json_kt(j, "X_2d", X), json_kt(j, "valid_lens_2d", valid_lens), json_kt(j, "weights_2d", w);
 
@@ -175,6 +177,7 @@ all zeros, not $0.25$ everywhere:
     */
     valid_lens = tensor_from(1, (int[]){2}, (float[]){0, 2});                  /* (2) */
     w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
+    printf("masked_softmax(X (2, 2, 4), valid_lens [0, 2]):\n");
     tensor_print(w, NULL);
     json_kt(j, "valid_lens_zero", valid_lens), json_kt(j, "weights_zero", w);
   }
@@ -190,14 +193,16 @@ $a \times b$ matrices and $\mathbf{K} = [\mathbf{K}_1, \ldots, \mathbf{K}_n]$ of
 matrices it returns the $n$ products $[\mathbf{Q}_1\mathbf{K}_1, \ldots, \mathbf{Q}_n
 \mathbf{K}_n]$, of shape $(n, a, c)$. `t_bmm` does this with one call of the batched GEMM
 (`common/gemm.h`); `t_bmm_nt` multiplies by the transpose of each $\mathbf{K}_i$ without copying
-it — exactly $\mathbf{Q}\mathbf{K}^\top$ for scores. Shapes $(2, 1, 4)$ and $(2, 4, 6)$ give:
+it — exactly $\mathbf{Q}\mathbf{K}^\top$ for scores. The book's shape check: $n = 2$ products of
+$3 \times 4$ by $4 \times 6$ matrices, of ones, give a $(2, 3, 6)$ tensor (every entry is $4$):
   */
   {
-    Tensor *Q = tensor_full(3, (int[]){2, 1, 4}, 1.0f); /* (2, 1, 4) */
+    Tensor *Q = tensor_full(3, (int[]){2, 3, 4}, 1.0f); /* (2, 3, 4) */
     Tensor *K = tensor_full(3, (int[]){2, 4, 6}, 1.0f); /* (2, 4, 6) */
-    Tensor *QK = t_bmm(Q, K);                           /* (2, 1, 6) */
-    char buf[48];
-    printf("t_bmm(Q, K) shape: %s\n", shape_str(QK, buf, sizeof buf));
+    Tensor *QK = t_bmm(Q, K);                           /* (2, 3, 6) */
+    char sq[48], sk[48], sqk[48];
+    printf("t_bmm(Q %s, K %s) shape: %s\n", shape_str(Q, sq, sizeof sq),
+           shape_str(K, sk, sizeof sk), shape_str(QK, sqk, sizeof sqk));
     json_key(j, "bmm_shape");
     json_arr_begin(j);
     for (int d = 0; d < QK->ndim; d++) json_int(j, QK->shape[d]);
@@ -248,6 +253,7 @@ dropout $0.1$, switched off because we evaluate (training = false).
   Tensor *out_add = NEED(AdditiveAttention_forward(&additive, queries_add, keys, values,
                                                    valid_lens, false),
                          "the additive attention example"); /* (2, 1, 4) */
+  printf("additive attention output (2, 1, 4):\n");
   tensor_print(out_add, NULL);
   NEED(additive.attention_weights, "the additive attention weights (store them in the layer)");
 
@@ -291,6 +297,7 @@ Same keys and values as before; the queries now need the keys' length, $d = 2$:
   Tensor *out_dot = NEED(DotProductAttention_forward(&dot, queries_dot, keys, values, valid_lens,
                                                      false),
                          "the dot-product attention example"); /* (2, 1, 4) */
+  printf("scaled dot-product attention output (2, 1, 4):\n");
   tensor_print(out_dot, NULL);
   NEED(dot.attention_weights, "the dot-product attention weights (store them in the layer)");
 

@@ -275,3 +275,10 @@ TEST(ew_grads_accumulate_over_two_backward_calls) {
   CHECK_CLOSE(x.grad, ((float[]){5, -1, -0.5f}), 3, EXACT, 0);
   free(x.grad);
 }
+
+TEST(ew_null_inputs_are_errors) {
+  /* an unfinished exercise returns NULL: the op must say so, not crash */
+  CHECK_ERROR(t_add(tzeros(2, 3), NULL), "t_add: an input is NULL");
+  CHECK_ERROR(t_mul(NULL, tzeros(2)), "t_mul: an input is NULL");
+  CHECK_ERROR(t_tanh(NULL), "t_tanh: an input is NULL");
+}

@@ -154,3 +154,25 @@ TEST(linear_shape_errors) {
   CHECK_ERROR(t_linear(x, Wok, tzeros(5)), "t_linear: the bias must have shape (6)");
   CHECK_ERROR(t_linear(x, Wok, tzeros(1, 6)), "(1, 6)");
 }
+
+/* t_linear at the ranks the issue lists ("any leading dims, optional bias") that the check
+ * above leaves out: a 1-D row with bias, 2-D without, 4-D with. */
+TEST(linear_gradcheck_other_ranks) {
+  Tensor *r1[3] = {tensor_randn(SHAPE(4), 0, 1), tensor_randn(SHAPE(4, 3), 0, 1),
+                   tensor_randn(SHAPE(3), 0, 1)};
+  GRADCHECK(f_linear, r1, 3, NULL);
+  Tensor *r2[2] = {tensor_randn(SHAPE(5, 3), 0, 1), tensor_randn(SHAPE(3, 2), 0, 1)};
+  GRADCHECK(f_linear_nobias, r2, 2, NULL);
+  Tensor *r4[3] = {tensor_randn(SHAPE(2, 1, 3, 4), 0, 1), tensor_randn(SHAPE(4, 3), 0, 1),
+                   tensor_randn(SHAPE(3), 0, 1)};
+  GRADCHECK(f_linear, r4, 3, NULL);
+}
+
+TEST(matmul_null_inputs_are_errors) {
+  /* an unfinished exercise returns NULL: the op must say so, not crash */
+  Tensor *a = tzeros(2, 3, 4);
+  CHECK_ERROR(t_matmul(NULL, tzeros(2, 2)), "t_matmul: an input is NULL");
+  CHECK_ERROR(t_bmm(a, NULL), "t_bmm: an input is NULL");
+  CHECK_ERROR(t_bmm_nt(NULL, a), "t_bmm_nt: an input is NULL");
+  CHECK_ERROR(t_linear(NULL, tzeros(4, 2), NULL), "t_linear: an input is NULL");
+}

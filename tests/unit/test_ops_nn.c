@@ -168,3 +168,17 @@ TEST(grad_dropout) {
   Tensor *x = tensor_randn(2, (int[]){4, 5}, 0, 1);
   GRADCHECK(f_dropout, (Tensor *[]){x}, 1, NULL);
 }
+
+/* Batch norm of a 3-D input normalizes each feature over all (batch, position) pairs. */
+TEST(grad_batch_norm_training_3d) {
+  Tensor *x = tensor_randn(3, (int[]){2, 3, 4}, 0, 1);
+  Tensor *gamma = tensor_randn(1, (int[]){4}, 1, 0.5f), *beta = tensor_randn(1, (int[]){4}, 0, 1);
+  Tensor *stats[2] = {tzeros(4), tensor_full(1, (int[]){4}, 1)};
+  GRADCHECK(f_batch_norm_train, ((Tensor *[]){x, gamma, beta}), 3, stats);
+}
+
+TEST(grad_layer_norm_2d) {
+  Tensor *x = tensor_randn(2, (int[]){4, 6}, 0, 2);
+  Tensor *gamma = tensor_randn(1, (int[]){6}, 1, 0.5f), *beta = tensor_randn(1, (int[]){6}, 0, 1);
+  GRADCHECK(f_layer_norm, ((Tensor *[]){x, gamma, beta}), 3, NULL);
+}

@@ -135,3 +135,8 @@ TEST(reduce_gradcheck) {
   Tensor *in_mean[1] = {tensor_randn(SHAPE(3, 4), 0, 1)};
   GRADCHECK(gc_mean_all, in_mean, 1, NULL);
 }
+
+TEST(reduce_null_input_is_an_error) {
+  CHECK_ERROR(t_sum(NULL, 0, false), "t_sum: an input is NULL");
+  CHECK_ERROR(t_mean_all(NULL), "an input is NULL");
+}

@@ -162,3 +162,32 @@ TEST(grad_patchify) {
   Tensor *img = tensor_randn(4, (int[]){2, 2, 4, 6}, 0, 1);
   GRADCHECK(f_patchify, (Tensor *[]){img}, 1, NULL);
 }
+
+static Tensor *f_permute_heads(Tensor **in, void *ctx) {
+  return t_permute(in[0], (int[]){0, 2, 1, 3}); /* transpose_qkv's (B, n, h, d) -> (B, h, n, d) */
+}
+static Tensor *f_view_of_permute(Tensor **in, void *ctx) {
+  return t_view(t_permute(in[0], (int[]){0, 2, 1, 3}), -1, 3); /* a view of a copy */
+}
+static Tensor *f_cat_last(Tensor **in, void *ctx) { return t_cat2(in[0], in[1], -1); }
+static Tensor *f_cat_first(Tensor **in, void *ctx) { return t_cat2(in[0], in[1], 0); }
+static Tensor *f_slice_first(Tensor **in, void *ctx) { return t_slice(in[0], 0, 1, 2); }
+static Tensor *f_slice_last(Tensor **in, void *ctx) { return t_slice(in[0], -1, 0, 3); }
+static Tensor *f_repeat_first(Tensor **in, void *ctx) { return t_repeat_interleave(in[0], 2, 0); }
+static Tensor *f_repeat_last(Tensor **in, void *ctx) { return t_repeat_interleave(in[0], 2, -1); }
+
+/* The shape ops along the other dims: first and last, 4-D permutes, different-sized inputs. */
+TEST(grad_shape_ops_other_dims) {
+  Tensor *x4 = tensor_randn(4, (int[]){2, 3, 2, 3}, 0, 1);
+  GRADCHECK(f_permute_heads, (Tensor *[]){fresh(x4)}, 1, NULL);
+  GRADCHECK(f_view_of_permute, (Tensor *[]){fresh(x4)}, 1, NULL);
+  Tensor *a = tensor_randn(3, (int[]){2, 3, 2}, 0, 1), *b = tensor_randn(3, (int[]){2, 3, 4}, 0, 1);
+  GRADCHECK(f_cat_last, ((Tensor *[]){a, b}), 2, NULL);
+  Tensor *c = tensor_randn(3, (int[]){1, 3, 4}, 0, 1), *d = tensor_randn(3, (int[]){3, 3, 4}, 0, 1);
+  GRADCHECK(f_cat_first, ((Tensor *[]){c, d}), 2, NULL);
+  Tensor *x = tensor_randn(3, (int[]){3, 2, 4}, 0, 1);
+  GRADCHECK(f_slice_first, (Tensor *[]){fresh(x)}, 1, NULL);
+  GRADCHECK(f_slice_last, (Tensor *[]){fresh(x)}, 1, NULL);
+  GRADCHECK(f_repeat_first, (Tensor *[]){fresh(x)}, 1, NULL);
+  GRADCHECK(f_repeat_last, (Tensor *[]){fresh(x)}, 1, NULL);
+}

@@ -241,3 +241,24 @@ TEST(grad_mse) {
   Tensor *p = tensor_randn(2, (int[]){3, 4}, 0, 1), *t = tensor_randn(2, (int[]){3, 4}, 0, 1);
   GRADCHECK(f_mse, ((Tensor *[]){p, t}), 2, NULL);
 }
+
+/* Softmax and log-softmax over the last dim of 3-D and 4-D inputs: every leading position is
+ * its own row. */
+TEST(grad_softmax_family_higher_rank) {
+  Tensor *x3 = tensor_randn(3, (int[]){2, 3, 4}, 0, 1);
+  GRADCHECK(f_softmax, (Tensor *[]){fresh(x3)}, 1, NULL);
+  GRADCHECK(f_log_softmax, (Tensor *[]){fresh(x3)}, 1, NULL);
+  Tensor *x4 = tensor_randn(4, (int[]){2, 2, 2, 3}, 0, 1);
+  GRADCHECK(f_softmax, (Tensor *[]){fresh(x4)}, 1, NULL);
+  GRADCHECK(f_log_softmax, (Tensor *[]){fresh(x4)}, 1, NULL);
+}
+
+TEST(grad_masked_softmax_4d_leading_dims) {
+  /* X (batch, heads, queries, keys) with one length per batch row (the leading dims are
+   * flattened into the batch row's queries); a length-0 batch row gets zero gradient */
+  Tensor *X = tensor_randn(4, (int[]){2, 2, 3, 4}, 0, 1);
+  Tensor *lens = tensor_from(1, (int[]){2}, (float[]){0, 3});
+  GRADCHECK(f_masked_softmax, (Tensor *[]){X}, 1, lens);
+  for (int j = 0; j < 24; j++) CHECK(X->grad[j] == 0);
+  for (int r = 6; r < 12; r++) CHECK(X->grad[r * 4 + 3] == 0); /* key 3 masked */
+}
