@@ -1,2 +1,58 @@
-.PHONY: docs
-docs:
+# make docs — weave every chapter (chapters/NN_*/labNN.c) into docs/labNN.md, with the lab's
+# printed output after the code that printed it and its figures where they are drawn, and into
+# docs/labNN.html where pandoc is installed. docs/README.md explains the output; docs/weave.c
+# the weaver; docs/weave.sh one lab's run. Included by the Makefile (uses its CC, CFLAGS,
+# LINK_LIBS, LABS, LAB_MAINS, B).
+#
+#   make docs                          every lab in this checkout
+#   make docs DOCS_LABS="lab01 lab02"  some of them
+#   make docs DOCS_RUN=reuse           weave again from the last docs run's output (no rerun)
+#   make docs DOCS_RUN=no              prose and code only, no run
+#   make docs DOCS_ARGS_lab03="--epochs 50"   flags for one lab's docs run
+#   DOCS_RUN_labNN=yes|reuse|no        the same choice for one lab
+
+DOCS_LABS ?= $(LABS)
+DOCS_RUN ?= yes
+DOCS_TIMEOUT ?= 900
+DOCS_DIR ?= docs
+# The training labs run with a short setting: the page shows the code working, not a trained
+# model. The defaults here are seconds to a few minutes on 2 CPU cores; raise them for a
+# full-length page (the book's settings are the labs' own defaults: run without DOCS_ARGS).
+DOCS_ARGS_lab03 ?= --epochs 20
+DOCS_ARGS_lab06 ?= --epochs 20
+DOCS_ARGS_lab07 ?= --epochs 1 --steps 100
+HAVE_PANDOC := $(shell command -v pandoc >/dev/null 2>&1 && echo yes)
+
+WEAVE_DIR := $(B)/weave
+WEAVE := $(WEAVE_DIR)/weave
+
+$(WEAVE): docs/weave.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $<
+
+.PHONY: docs docs-tool $(addprefix docs-,$(LABS))
+docs-tool: $(WEAVE)
+docs: $(addprefix docs-,$(DOCS_LABS))
+	@$(if $(HAVE_PANDOC),:,echo "docs: pandoc not found: wrote Markdown only (install pandoc for HTML)")
+	@echo "docs: $(addprefix $(DOCS_DIR)/,$(addsuffix .md,$(DOCS_LABS))) (index: docs/README.md)"
+
+# One lab: the marked chapter (weave mark) is compiled like the lab itself; when that fails the
+# plain ./labNN runs instead and its output goes into one closing section.
+define DOC_RULE
+docs-$(1): $(WEAVE) $(1) $$(LIBS_ALL)
+	@mkdir -p $(WEAVE_DIR)
+	@src=$$(filter %/$(1).c,$$(LAB_MAINS)); mode=$$(or $$(DOCS_RUN_$(1)),$$(DOCS_RUN)); bin=./$(1); \
+	if [ "$$$$mode" = yes ]; then \
+	  $(WEAVE) mark $$$$src > $(WEAVE_DIR)/$(1).c && \
+	  if $$(CC) $$(CFLAGS) -Ilabs -iquote $$$$(dirname $$$$src) -o $(WEAVE_DIR)/$(1) \
+	       $(WEAVE_DIR)/$(1).c $$(LINK_LIBS) > $(WEAVE_DIR)/$(1).build.log 2>&1; then \
+	    bin=$(WEAVE_DIR)/$(1); \
+	  else \
+	    echo "docs: $(1): the marked chapter did not compile ($(WEAVE_DIR)/$(1).build.log);" \
+	         "its output goes into one closing section"; \
+	  fi; \
+	fi; \
+	WEAVE=$(WEAVE) PANDOC=$(HAVE_PANDOC) DOCS_TIMEOUT=$(DOCS_TIMEOUT) DOCS_DIR=$(DOCS_DIR) \
+	  bash docs/weave.sh $(1) "$$$$src" "$$$$bin" "$$$$mode" "$$(DOCS_ARGS_$(1))"
+endef
+$(foreach l,$(LABS),$(eval $(call DOC_RULE,$(l))))

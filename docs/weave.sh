@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# weave.sh LAB SRC BIN MODE "ARGS" — one lab of `make docs` (docs/docs.mk calls it).
+#   MODE yes:   run BIN --out $DOCS_DIR/out/LAB ARGS (gnuplot on), keep its stdout+stderr
+#   MODE reuse: weave from $DOCS_DIR/out/LAB/ as the last `yes` run left it
+#   MODE no:    prose and code only
+# then $DOCS_DIR/LAB.md from SRC with $WEAVE, and LAB.html next to it with pandoc when
+# $PANDOC=yes. Environment: WEAVE (the weave tool), PANDOC, DOCS_TIMEOUT (seconds for one run),
+# DOCS_DIR (default docs; the test suite weaves into a temporary directory).
+set -u
+lab=$1 src=$2 bin=$3 mode=$4 args=$5
+: "${WEAVE:?set by docs/docs.mk}"
+docs=${DOCS_DIR:-docs}
+out=$docs/out/$lab
+log=$out/output.txt
+md=$docs/$lab.md
+
+if [ -z "$src" ] || [ ! -f "$src" ]; then
+  echo "docs: $lab: no chapter source found (chapters/NN_*/$lab.c)" >&2
+  exit 1
+fi
+
+mkdir -p "$docs" || exit 1
+weave_args=()
+case $mode in
+yes)
+  rm -rf "$out"
+  mkdir -p "$out" || exit 1
+  command="./$lab --out $out${args:+ $args}"
+  echo "docs: $lab: running $command"
+  start=$(date +%s)
+  # shellcheck disable=SC2086  # ARGS is a flag list
+  env -u AL_NO_GNUPLOT timeout "${DOCS_TIMEOUT:-900}" "$bin" --out "$out" $args >"$log" 2>&1
+  status=$?
+  [ $status -eq 124 ] && echo "docs: $lab: stopped after ${DOCS_TIMEOUT:-900} s (DOCS_TIMEOUT)" >&2
+  [ $status -ne 0 ] && echo "docs: $lab: the run exited with status $status; the page shows its output up to there" >&2
+  printf '%s\n' "$command" >"$out/command.txt"
+  printf '%s\n' "$status" >"$out/status.txt"
+  echo "docs: $lab: ran in $(($(date +%s) - start)) s"
+  weave_args=(--log "$log" --fig-dir "$out" --command "$command" --status "$status")
+  ;;
+reuse)
+  if [ -f "$log" ] && [ -f "$out/command.txt" ]; then
+    weave_args=(--log "$log" --fig-dir "$out" --command "$(cat "$out/command.txt")"
+      --status "$(cat "$out/status.txt" 2>/dev/null || echo 0)")
+  else
+    echo "docs: $lab: DOCS_RUN=reuse but $log is missing: weaving prose and code only" \
+      "(run make docs once without DOCS_RUN=reuse)" >&2
+  fi
+  ;;
+no) ;;
+*)
+  echo "docs: $lab: DOCS_RUN must be yes, reuse or no, got '$mode'" >&2
+  exit 1
+  ;;
+esac
+
+if ! "$WEAVE" doc "$src" --md-dir "$docs" "${weave_args[@]}" >"$md.tmp"; then
+  rm -f "$md.tmp"
+  echo "docs: $lab: weaving $src failed" >&2
+  exit 1
+fi
+mv "$md.tmp" "$md"
+echo "docs: wrote $md"
+
+if [ "${PANDOC:-}" = yes ]; then
+  title=$(sed -n 's/^# //p' "$md" | head -1)
+  # Run next to the .md so the relative figure links stay as the .md has them.
+  if (cd "$docs" && pandoc --from markdown --to html5 --mathml --standalone \
+    --metadata pagetitle="$lab: ${title:-$lab}" -o "$lab.html" "$lab.md"); then
+    echo "docs: wrote $docs/$lab.html"
+  else
+    echo "docs: $lab: pandoc failed; $md is still there" >&2
+  fi
+fi

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# make docs: the weaver (docs/weave.c) on a fixture chapter (tests/fixtures/weave/lab99.c) —
+# prose, code, interleaved output, figures, Javadoc stars, markers, errors — and `make docs` on
+# one real, fast chapter (lab02) woven into a temporary directory. No slow lab runs here.
+# Run from the repository root: bash tests/suites/docs.sh. Ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   docs: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL docs: $1"; }
+check() { # description, command...
+  local what=$1
+  shift
+  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
+}
+# line number of the first line holding a fixed string, or being exactly it when the string
+# starts with '=' (output lines also appear inside the printf that prints them); 0 when absent
+line_of() {
+  case $1 in
+  =*) grep -nxF -m1 -- "${1#=}" "$2" ;;
+  *) grep -nF -m1 -- "$1" "$2" ;;
+  esac | cut -d: -f1 | grep . || echo 0
+}
+# checks that a before b (both present) in file
+in_order() { # description, file, a, b
+  local a b
+  a=$(line_of "$3" "$2")
+  b=$(line_of "$4" "$2")
+  if [ "$a" -gt 0 ] && [ "$b" -gt "$a" ]; then ok "$1"; else bad "$1 (lines $a, $b)"; fi
+}
+# fences balanced and never empty: every opening fence has content before its closing fence
+fences_ok() {
+  awk '/^```/ { if (open) { if (body == 0) exit 1; open = 0 } else { open = 1; body = 0 }; next }
+       open { body++ } END { exit open }' "$1"
+}
+
+tmp=$(mktemp -d /tmp/docs_suite.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! make -s docs-tool >"$tmp/build.log" 2>&1; then
+  bad "building the weaver failed:"
+  tail -20 "$tmp/build.log"
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+weave=build/weave/weave
+ok "weaver builds"
+
+# ---------------------------------------------------------------- fixture chapter
+fix=tests/fixtures/weave/lab99.c
+$weave mark "$fix" >"$tmp/marked.c"
+n=$(grep -o 'al_weave_mark([0-9]*);' "$tmp/marked.c" | wc -l)
+if [ "$n" = 4 ]; then ok "4 markers (not at file scope, not before else)"; else bad "markers: $n, want 4"; fi
+if cc -std=c11 -Wall -Wextra -Werror -iquote "$(dirname "$fix")" -o "$tmp/lab99" "$tmp/marked.c" \
+  >"$tmp/cc.log" 2>&1; then ok "marked chapter compiles -Wall -Wextra -Werror"; else
+  bad "marked chapter does not compile"
+  head -20 "$tmp/cc.log"
+fi
+# #line keeps diagnostics pointing at the chapter's own lines: break line 44 ('never') and
+# the compiler must name the chapter file and line 44.
+sed '44s/printf("never\\n");/undeclared_function_xyz();/' "$fix" >"$tmp/broken.c"
+if grep -q undeclared_function_xyz "$tmp/broken.c"; then
+  $weave mark "$tmp/broken.c" >"$tmp/broken_marked.c"
+  cc -std=c11 -c -o /dev/null "$tmp/broken_marked.c" >"$tmp/cc2.log" 2>&1
+  check "#line: an error is reported at the chapter's line" grep -qF "$tmp/broken.c:44:" "$tmp/cc2.log"
+else
+  bad "fixture line 46 is no longer the 'never' printf: update this test"
+fi
+
+mkdir -p "$tmp/docs/out/lab99"
+"$tmp/lab99" --out "$tmp/docs/out/lab99" >"$tmp/docs/out/lab99/output.txt" 2>&1
+$weave doc "$fix" --log "$tmp/docs/out/lab99/output.txt" --fig-dir "$tmp/docs/out/lab99" \
+  --md-dir "$tmp/docs" --command "./lab99 --out X" >"$tmp/docs/lab99.md"
+md=$tmp/docs/lab99.md
+check "woven file is not empty" test -s "$md"
+check "title heading kept" grep -qx '# Fixture Chapter' "$md"
+check "inline math verbatim" grep -qF 'Math stays as written: $\alpha_i = \frac{1}{2}$ and' "$md"
+check "display math verbatim" grep -qxF '$$\sum_{i=1}^n x_i \quad \text{(display)}$$' "$md"
+check "no comment markers left" bash -c "! grep -qE '/\\*\\*\\*|^ *\\*/' '$md'"
+check "Javadoc stars stripped" grep -qx '## Javadoc Style' "$md"
+check "Javadoc text at column 0" grep -qx 'A block written with leading stars, which the weaver strips.' "$md"
+check "column-0 bullets kept" grep -qx '\* a bullet at column 0 stays a bullet' "$md"
+check "code in \`\`\`c fences" grep -qx '```c' "$md"
+check "fences balanced, none empty" fences_ok "$md"
+check "run command noted" grep -qF 'the output and figures are from `./lab99 --out X`' "$md"
+in_order "output before the first marked block follows main's opening code" "$md" \
+  'printf("before any block\n");' '=before any block'
+in_order "... and comes before the next prose" "$md" '=before any block' '## Counting'
+in_order "loop output after the loop code" "$md" 'for (int i = 0; i < 3; i++)' '=count 2'
+in_order "loop output before the next prose" "$md" '=count 2' '## Javadoc Style'
+in_order "figure image where it was drawn" "$md" 'printf("[figure %s]\n", path);' '![drawn](out/lab99/drawn.png)'
+in_order "output continues after the figure" "$md" '![drawn](out/lab99/drawn.png)' '=after the figure'
+check "the [figure] line itself is replaced" bash -c "! grep -q '^\\[figure ' '$md'"
+in_order "stderr interleaved in order" "$md" '=in the else branch' '=a line on stderr'
+check "backticks in output get a longer fence" grep -qx '````text' "$md"
+in_order "unannounced PNG in a closing Figures section" "$md" '## Figures' '![unannounced](out/lab99/unannounced.png)'
+in_order "Summary after the program's last code" "$md" 'return 0;' '## Summary'
+in_order "Figures section at the very end" "$md" '## Summary' '## Figures'
+check "marker bytes never reach the page" bash -c "! grep -q \$'\\x1e' '$md'"
+
+# A log without markers (an unmarked run) becomes one closing section.
+printf 'plain output\n' >"$tmp/plain.txt"
+$weave doc "$fix" --log "$tmp/plain.txt" --md-dir "$tmp" >"$tmp/plain.md"
+in_order "unmarked output in a closing Program output section" "$tmp/plain.md" '## Summary' '## Program output'
+$weave doc "$fix" --md-dir "$tmp" >"$tmp/norun.md"
+check "no run: says so" grep -qF 'the program was not run for this page' "$tmp/norun.md"
+check "no run: no output blocks" bash -c "! grep -qx '\`\`\`text' '$tmp/norun.md'"
+
+# Errors are clear, not crashes.
+printf 'int main(void) { return 0; }\n' >"$tmp/noprose.c"
+$weave doc "$tmp/noprose.c" >"$tmp/err.md" 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'no prose blocks' "$tmp/err.txt"; then ok "chapter without prose: clear error (exit $rc)"; else
+  bad "chapter without prose: exit $rc, $(cat "$tmp/err.txt")"
+fi
+printf '/***\n# T\n*/\nint x; /* unterminated\n' >"$tmp/unterminated.c"
+$weave mark "$tmp/unterminated.c" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'unterminated comment' "$tmp/err.txt"; then ok "unterminated comment: clear error"; else
+  bad "unterminated comment: exit $rc"
+fi
+$weave doc /nonexistent/lab.c >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -q 'cannot open /nonexistent/lab.c' "$tmp/err.txt"; then ok "missing chapter: clear error"; else
+  bad "missing chapter: exit $rc"
+fi
+
+# ---------------------------------------------------------------- a real chapter: make docs lab02
+# With the solutions (this repository) lab02 runs to the end; in a handout (stubs only) it would
+# stop at exercise 2.1, so there only prose and code are woven and checked.
+run=yes
+[ -d solutions/lab02 ] || run=no
+if [ -f chapters/02_scoring_functions/lab02.c ]; then
+  src=chapters/02_scoring_functions/lab02.c
+  vflag=()
+  [ $run = yes ] && vflag=(VARIANT=solutions)
+  if make -s docs DOCS_LABS=lab02 DOCS_RUN=$run DOCS_DIR="$tmp/real" "${vflag[@]}" >"$tmp/real.log" 2>&1; then
+    ok "make docs DOCS_LABS=lab02 DOCS_RUN=$run (into a temporary directory)"
+  else
+    bad "make docs DOCS_LABS=lab02 failed:"
+    tail -20 "$tmp/real.log"
+  fi
+  md=$tmp/real/lab02.md
+  check "lab02.md written" test -s "$md"
+  check "lab02: interleaved (marked) build used" bash -c "! grep -q 'did not compile' '$tmp/real.log'"
+  check "lab02: fences balanced, none empty" fences_ok "$md"
+  # every heading of the chapter's prose, in the chapter's order
+  grep -E '^#{1,3} ' "$src" >"$tmp/want_headings"
+  grep -E '^#{1,3} ' "$md" >"$tmp/got_headings"
+  if [ -s "$tmp/want_headings" ] && diff -q "$tmp/want_headings" "$tmp/got_headings" >/dev/null; then
+    ok "lab02: all $(wc -l <"$tmp/want_headings") headings, in order"
+  else
+    bad "lab02: headings differ"
+    diff "$tmp/want_headings" "$tmp/got_headings" | head
+  fi
+  in_order "lab02: Summary then Exercises" "$md" '## Summary' '## Exercises'
+fi
+if [ -f chapters/02_scoring_functions/lab02.c ] && [ $run = yes ]; then
+  n=$(grep -c '^```text' "$md")
+  if [ "$n" -ge 3 ]; then ok "lab02: $n output blocks interleaved"; else bad "lab02: $n output blocks"; fi
+  in_order "lab02: masked softmax output follows its code" "$md" \
+    'Tensor *w = NEED(masked_softmax(X, valid_lens)' 'tensor([[[' 
+  if command -v gnuplot >/dev/null 2>&1; then
+    check "lab02: heatmap linked where drawn" grep -qx '!\[attention_additive\](out/lab02/attention_additive.png)' "$md"
+    check "lab02: linked PNG exists" test -s "$tmp/real/out/lab02/attention_additive.png"
+  fi
+  if command -v pandoc >/dev/null 2>&1; then
+    check "lab02.html written" test -s "$tmp/real/lab02.html"
+    check "lab02.html has MathML" grep -q '<math' "$tmp/real/lab02.html"
+  fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
