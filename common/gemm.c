@@ -21,8 +21,10 @@
  * gemm() picks the built-in kernel or CBLAS by size (see gemm_use_cblas for the measurements). */
 #include "gemm.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -70,9 +72,12 @@ typedef float vf __attribute__((vector_size(VL * sizeof(float))));
 #define SMALL_MAX 16384
 #define SMALL_BUF 8192 /* floats of zero-padded op(B) the short path keeps on the stack */
 
-/* Products below this many multiply-adds stay on one thread: waking the second core and joining
- * it costs a few microseconds, the time one core needs for ~2^18 multiply-adds. */
-#define PAR_MIN (1L << 18)
+/* Products below this many multiply-adds stay on one thread. Forking to the second core and
+ * joining costs 2-4 us with libgomp's default spin-wait (~20 us with OMP_WAIT_POLICY=passive,
+ * which must wake a sleeping thread); one AVX-512 core does 2^20 multiply-adds in ~10 us.
+ * Measured 1 vs 2 threads (2-core EPYC, shared machine): 64^3 2.6 vs 4.7 us, 128x128x48 7.9 vs
+ * 11.5 us, 640x32x64 15.0 vs 10.4 us, 640x201x32 62 vs 37 us. */
+#define PAR_MIN (1L << 20)
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
 
@@ -392,18 +397,72 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
 typedef void (*SerialFn)(bool, bool, int, int, int, float, const float *, long, const float *,
                          long, float, float *, long);
 
-static int gemm_threads(int m, int n, int k) {
+/* A shared machine: while another process holds one core, a parallel region's join can wait
+ * for milliseconds (libgomp's default wait policy spins, so a thread that finished keeps a core
+ * the late one needs): measured 5-8 ms per join with one busy process beside us, so a 40 us
+ * product took 4 ms (0.2-1 GFLOP/s instead of 200). So calls big enough to thread time
+ * themselves: the fastest serial-equivalent time per multiply-add seen so far (time x threads)
+ * estimates what one core does; a threaded call that took over 0.5 ms and over twice that
+ * one-core estimate was stalled, and GEMM stays on one thread for the next 50 ms before trying
+ * again. Waking a sleeping worker takes 10-40 us (measured), so a quiet machine never trips it.
+ * Single products and batches of small ones run at very different speeds: one estimate each. */
+#define STALL_MIN_NS 500000.0
+#define SERIAL_BACKOFF_NS 50000000L
+#define UNKNOWN_PS_PER_MAC 500.0 /* before any measurement: 4 GFLOP/s, slower than any core */
+enum { PATH_SINGLE, PATH_BATCH };
+static _Atomic long g_serial_until_ns;
+static _Atomic long g_best_ps_per_mac[2]; /* picoseconds per multiply-add on one core; 0: none */
+
+static long mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* A call of `macs` multiply-adds on nt threads that started at t0 has just returned. */
+static void note_time(int path, long t0, double macs, int nt) {
+  long end = mono_ns();
+  double took = (double)(end - t0);
+  long best = atomic_load_explicit(&g_best_ps_per_mac[path], memory_order_relaxed);
+  double one_core_ns = macs * (best > 0 ? (double)best : UNKNOWN_PS_PER_MAC) * 1e-3;
+  if (nt > 1 && took > STALL_MIN_NS && took > 2.0 * one_core_ns) {
+    atomic_store_explicit(&g_serial_until_ns, end + SERIAL_BACKOFF_NS, memory_order_relaxed);
+    return;
+  }
+  long ps = (long)(took * 1e3 * nt / macs) + 1;
+  if (best == 0 || ps < best) /* a lost race only delays the estimate by a call */
+    atomic_store_explicit(&g_best_ps_per_mac[path], ps, memory_order_relaxed);
+}
+
+static bool in_parallel(void) {
 #ifdef _OPENMP
-  if ((double)m * n * k < (double)PAR_MIN) return 1;
+  return omp_in_parallel();
+#else
+  return false;
+#endif
+}
+
+/* Threads for a product of m*n*k multiply-adds (also for a batch's total). */
+static int par_threads(double work) {
+#ifdef _OPENMP
+  if (work < (double)PAR_MIN) return 1;
   if (omp_in_parallel()) return 1; /* e.g. inside gemm_batched's loop over the batch */
   int t = omp_get_max_threads();
+  if (t > 1 && mono_ns() < atomic_load_explicit(&g_serial_until_ns, memory_order_relaxed))
+    return 1;
+  return t;
+#else
+  (void)work;
+  return 1;
+#endif
+}
+
+static int gemm_threads(int m, int n, int k) {
+  int t = par_threads((double)m * n * k);
+  if (t <= 1) return 1;
   int slabs = m >= n ? m / MR : n / NR; /* every thread gets at least one full tile row/column */
   if (t > slabs) t = slabs;
   return t < 1 ? 1 : t;
-#else
-  (void)m, (void)n, (void)k;
-  return 1;
-#endif
 }
 
 /* Run f on nt slabs of C at once: the longer side of C is cut into nt ranges (multiples of the
@@ -440,10 +499,14 @@ static void run_split(SerialFn f, int nt, bool tA, bool tB, int m, int n, int k,
 void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
                   int lda, const float *B, int ldb, float beta, float *C, int ldc) {
   int nt = gemm_threads(m, n, k);
+  double macs = (double)m * n * k;
+  bool timed = macs >= (double)PAR_MIN && !in_parallel();
+  long t0 = timed ? mono_ns() : 0;
   if (nt <= 1)
     gemm_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   else
     run_split(gemm_serial, nt, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (timed) note_time(PATH_SINGLE, t0, macs, nt);
 }
 
 /* ---------- the dispatcher ---------- */
@@ -484,10 +547,12 @@ void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const floa
     if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 #endif
     int nt = gemm_threads(m, n, k);
+    long t0 = mono_ns();
     if (nt <= 1)
       cblas_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else
       run_split(cblas_serial, nt, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!in_parallel()) note_time(PATH_SINGLE, t0, (double)m * n * k, nt);
     return;
   }
 #endif
@@ -498,21 +563,35 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
                   int lda, long strideA, const float *B, int ldb, long strideB, float beta,
                   float *C, int ldc, long strideC, int count) {
   if (count <= 0 || m <= 0 || n <= 0) return;
+  double macs = (double)m * n * k * count;
+  bool timed = count > 1 && macs >= (double)PAR_MIN && !in_parallel();
+  long t0 = timed ? mono_ns() : 0;
+  int nt = 1;
 #ifdef _OPENMP
   /* Many small products: each thread takes a share of the batch and runs its products serially
    * (gemm_builtin sees omp_in_parallel), which beats threading every small product. */
-  if (count > 1 && (double)m * n * k * count >= (double)PAR_MIN && !omp_in_parallel() &&
-      omp_get_max_threads() > 1) {
-#pragma omp parallel for schedule(static)
+  if (count > 1) nt = par_threads(macs);
+  if (nt > 1) {
+#pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < count; i++)
       gemm_builtin(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb,
                    beta, C + i * strideC, ldc);
-    return;
-  }
+  } else
 #endif
-  for (int i = 0; i < count; i++)
-    gemm(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta,
-         C + i * strideC, ldc);
+    for (int i = 0; i < count; i++)
+      gemm(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta,
+           C + i * strideC, ldc);
+  if (timed) note_time(PATH_BATCH, t0, macs, nt);
+}
+
+const char *gemm_builtin_kernel(void) {
+#if VL == 16
+  return "AVX-512, 8x32 tile";
+#elif VL == 8
+  return "AVX, 6x16 tile";
+#else
+  return "SSE/generic 4-wide, 4x8 tile";
+#endif
 }
 
 const char *gemm_backend(void) {

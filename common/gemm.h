@@ -18,5 +18,7 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
                   int lda, long strideA, const float *B, int ldb, long strideB, float beta,
                   float *C, int ldc, long strideC, int count);
 const char *gemm_backend(void); /* "openblas", "cblas" or "builtin" */
+/* What the built-in kernel was compiled for, e.g. "AVX-512, 8x32 tile" (set by -march). */
+const char *gemm_builtin_kernel(void);
 
 #endif

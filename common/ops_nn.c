@@ -14,6 +14,10 @@
 #include "ops.h"
 #include "rng.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 static void need_cpu(const char *op, const char *what, const Tensor *t) {
   if (!t) tensor_error(op, "%s is NULL (did an unfinished exercise return NULL?)", what);
   if (t->device != DEV_CPU)
@@ -42,6 +46,9 @@ static int check_index(const char *op, const char *what, long i, float v, int n)
 
 /* ---------- layer norm ---------- */
 
+/* Rows are split over threads when there is enough work to pay for the fork (a few us). */
+#define LN_PAR_MIN 65536
+
 static void layer_norm_backward(Tensor *out) {
   Tensor *x = out->in[0], *gamma = out->in[1], *beta = out->in[2];
   const float *stats = out->aux; /* (rows, 2): mean, rstd */
@@ -51,26 +58,47 @@ static void layer_norm_backward(Tensor *out) {
   float *dx = x->requires_grad ? tensor_grad(x) : NULL;
   float *dgamma = gamma && gamma->requires_grad ? tensor_grad(gamma) : NULL;
   float *dbeta = beta && beta->requires_grad ? tensor_grad(beta) : NULL;
-  for (long r = 0; r < rows; r++) {
-    const float *xr = x->data + r * D, *gr = g + r * D;
-    float mean = stats[2 * r], rstd = stats[2 * r + 1];
-    float sum_dxh = 0, sum_dxh_xh = 0;
-    for (int j = 0; j < D; j++) {
-      float xh = (xr[j] - mean) * rstd;
-      float dxh = gr[j] * (gm ? gm[j] : 1.0f);
-      sum_dxh += dxh;
-      sum_dxh_xh += dxh * xh;
-      if (dgamma) dgamma[j] += gr[j] * xh;
-      if (dbeta) dbeta[j] += gr[j];
-    }
-    if (!dx) continue;
-    float a = sum_dxh / (float)D, b = sum_dxh_xh / (float)D;
-    float *dr = dx + r * D;
-    for (int j = 0; j < D; j++) {
-      float xh = (xr[j] - mean) * rstd;
-      dr[j] += rstd * (gr[j] * (gm ? gm[j] : 1.0f) - a - xh * b);
+  /* dgamma / dbeta are sums over rows: each thread sums its rows into its own slice of
+   * `part` (threads x 2D), added up below in thread order, so a run is reproducible. */
+  int nt = 1;
+#ifdef _OPENMP
+  if (x->size >= LN_PAR_MIN) nt = omp_get_max_threads();
+#endif
+  float *part = (dgamma || dbeta) ? arena_calloc(sizeof(float) * (size_t)nt * 2 * D) : NULL;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    int tid = 0;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+#endif
+    float *pg = part ? part + (size_t)tid * 2 * D : NULL, *pb = pg ? pg + D : NULL;
+#pragma omp for schedule(static)
+    for (long r = 0; r < rows; r++) {
+      const float *xr = x->data + r * D, *gr = g + r * D;
+      float mean = stats[2 * r], rstd = stats[2 * r + 1];
+      float sum_dxh = 0, sum_dxh_xh = 0;
+      for (int j = 0; j < D; j++) {
+        float xh = (xr[j] - mean) * rstd;
+        float dxh = gr[j] * (gm ? gm[j] : 1.0f);
+        sum_dxh += dxh;
+        sum_dxh_xh += dxh * xh;
+        if (pg) pg[j] += gr[j] * xh;
+        if (pb) pb[j] += gr[j];
+      }
+      if (!dx) continue;
+      float a = sum_dxh / (float)D, b = sum_dxh_xh / (float)D;
+      float *dr = dx + r * D;
+      for (int j = 0; j < D; j++) {
+        float xh = (xr[j] - mean) * rstd;
+        dr[j] += rstd * (gr[j] * (gm ? gm[j] : 1.0f) - a - xh * b);
+      }
     }
   }
+  for (int t = 0; part && t < nt; t++)
+    for (int j = 0; j < D; j++) {
+      if (dgamma) dgamma[j] += part[(size_t)t * 2 * D + j];
+      if (dbeta) dbeta[j] += part[(size_t)t * 2 * D + D + j];
+    }
 }
 
 Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
@@ -85,6 +113,7 @@ Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
   out->name = "layer_norm";
   float *stats = arena_alloc(sizeof(float) * (size_t)(2 * rows + 1));
   const float *gm = gamma ? gamma->data : NULL, *bt = beta ? beta->data : NULL;
+#pragma omp parallel for schedule(static) if (x->size >= LN_PAR_MIN)
   for (long r = 0; r < rows; r++) {
     const float *xr = x->data + r * D;
     float *yr = out->data + r * D;
@@ -256,12 +285,17 @@ Tensor *t_embedding(Tensor *W, Tensor *ids) {
 /* ---------- dropout ---------- */
 
 /* The kept mask (one byte per element) and the 1 / (1 - p) scale route the gradient. */
+/* Elements above which dropout's loops are split over threads (a fork costs a few us). */
+#define DROPOUT_PAR_MIN 65536
+
 static void dropout_backward(Tensor *out) {
   Tensor *x = out->in[0];
   const uint8_t *keep = out->aux;
   float scale = out->farg[0];
   float *dx = tensor_grad(x);
-  for (long i = 0; i < out->size; i++) dx[i] += keep[i] ? out->grad[i] * scale : 0.0f;
+  const float *g = out->grad;
+#pragma omp parallel for simd schedule(static) if (out->size >= DROPOUT_PAR_MIN)
+  for (long i = 0; i < out->size; i++) dx[i] += g[i] * (keep[i] ? scale : 0.0f);
 }
 
 Tensor *t_dropout(Tensor *x, float p, bool training) {
@@ -274,9 +308,21 @@ Tensor *t_dropout(Tensor *x, float p, bool training) {
   float scale = 1.0f / (1.0f - p);
   Tensor *out = tensor_new(x->ndim, x->shape);
   out->name = "dropout";
+  /* Counter-based mask: element i is kept when 32 bits of splitmix64(seed + i * golden) are
+   * >= p * 2^32 (exact to 2^-32). One draw of g_rng seeds it, so the --seed still fixes every
+   * mask, and elements do not depend on each other: the loop vectorizes and splits over threads
+   * with the same result (a serial Bernoulli draw per element was a quarter of a ViT step). */
+  const uint64_t seed = rng_next(&g_rng);
+  const uint64_t thr = (uint64_t)((double)p * 4294967296.0);
+  const float *xd = x->data;
+  float *od = out->data;
+#pragma omp parallel for simd schedule(static) if (x->size >= DROPOUT_PAR_MIN)
   for (long i = 0; i < x->size; i++) {
-    keep[i] = (uint8_t)rng_bernoulli(&g_rng, 1.0f - p);
-    out->data[i] = keep[i] ? x->data[i] * scale : 0.0f;
+    uint64_t z = seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    keep[i] = (uint8_t)(((z ^ (z >> 31)) >> 32) >= thr);
+    od[i] = xd[i] * (keep[i] ? scale : 0.0f);
   }
   if (ag_needs_grad(x, NULL, NULL)) {
     out->aux = keep;

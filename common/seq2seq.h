@@ -1,11 +1,17 @@
 /* seq2seq.h — what labs 03 (Bahdanau) and 06 (Transformer) share: the encoder–decoder
- * interface, the training loop (d2l's train_seq2seq), greedy decoding (predict_seq2seq) and
- * checkpoints. Model code implements Seq2SeqModel; this file knows nothing of GRUs or heads.
+ * interface, the training loop (d2l's train_seq2seq), greedy decoding (predict_seq2seq),
+ * held-out BLEU, checkpoints and the common summary.json keys. Model code implements
+ * Seq2SeqModel; this file knows nothing of GRUs or heads.
  * Token ids travel as float tensors holding integers (see ops.h). */
 #ifndef AL_SEQ2SEQ_H
 #define AL_SEQ2SEQ_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "json.h"
 #include "nn.h"
+#include "text.h"
 
 typedef struct Seq2SeqModel {
   const char *name;  /* "Seq2SeqAttentionDecoder (GRU)", "Transformer", ... */
@@ -20,6 +26,122 @@ typedef struct Seq2SeqModel {
   void (*begin_decode)(void *net, Tensor *X, Tensor *X_valid_len);
   /* Feed one token at target position pos (0 for <bos>); returns logits (1, tgt_vocab). */
   Tensor *(*decode_step)(void *net, int token, int pos);
+  /* Optional (may be NULL): the attention weights of the last decode_step, e.g. (1, 1, keys)
+   * for Bahdanau. predict_seq2seq copies its `size` floats per step. */
+  Tensor *(*step_attention)(void *net);
 } Seq2SeqModel;
+
+/* ---------------------------------------------------------------- loss */
+
+/* d2l 0.17's MaskedSoftmaxCELoss: pred (batch, num_steps, vocab) logits, label (batch,
+ * num_steps) ids, valid_len (batch). Cross-entropy per token, tokens at j >= valid_len weighted
+ * 0, then the mean over num_steps (padding included in the divisor, as the book does).
+ * Returns (batch). */
+Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len);
+/* The decoder input of teacher forcing: <bos> followed by Y[:, :-1]. Y (batch, num_steps);
+ * returns (batch, num_steps) (arena, no gradient). */
+Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
+
+/* ---------------------------------------------------------------- training */
+
+typedef struct Seq2SeqTrainConfig {
+  int epochs;
+  float lr;            /* Adam */
+  float clip;          /* gradient-norm clip (the book: 1); <= 0 disables */
+  bool token_mean;     /* false: d2l 0.17 (backward of the summed per-sequence losses);
+                          true: d2l 1.0 (backward of the mean over valid tokens) */
+  const char *device;  /* "cpu" (printed in the progress line) */
+  const char *fig_base;/* animator figure path without extension (NULL: no figure) */
+  int plot_every;      /* animator point every N epochs (the book: 10; <= 0 -> 10) */
+  bool quiet;          /* no progress lines (tests) */
+  Rng *rng;            /* minibatch shuffling; NULL -> g_rng */
+} Seq2SeqTrainConfig;
+
+typedef struct Seq2SeqTrainResult {
+  int epochs;
+  double *epoch_losses;   /* (epochs) malloc'd: summed loss / valid tokens, as the book prints */
+  double final_loss;      /* epoch_losses[epochs - 1] */
+  double tokens_per_sec;  /* valid target tokens / seconds inside the training loop, all epochs
+                             (data preparation, plotting and printing excluded) */
+  double last_epoch_tokens_per_sec; /* what the book's closing line shows (last epoch only) */
+  double train_seconds;
+  long tokens;            /* valid target tokens seen */
+} Seq2SeqTrainResult;
+
+/* d2l's train_seq2seq: Adam, MaskedSoftmaxCELoss, clip, a progress line per 10 epochs and the
+ * book's closing line "loss 0.020, 51234.5 tokens/sec on cpu". Returns 0 (or -1 when the loss
+ * became NaN/Inf, with a message on stderr). Free res with seq2seq_train_result_free. */
+int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *cfg,
+                  Seq2SeqTrainResult *res);
+void seq2seq_train_result_free(Seq2SeqTrainResult *res);
+
+/* ---------------------------------------------------------------- prediction */
+
+#define SEQ2SEQ_MAX_STEPS 64
+
+typedef struct Seq2SeqPrediction {
+  int ids[SEQ2SEQ_MAX_STEPS]; /* predicted target ids, '<eos>' not included */
+  int n;
+  char text[1024];            /* the tokens joined with spaces (the book's translation) */
+  int steps;                  /* decode steps run (n, +1 when '<eos>' was produced) */
+  float *attn;                /* (steps, attn_len) malloc'd weights per step, or NULL */
+  int attn_len;
+  int src_len;                /* source tokens + '<eos>' (the heatmap's key cut) */
+} Seq2SeqPrediction;
+
+/* d2l's predict_seq2seq: encode `src` (a raw English sentence, encoded like the preset does),
+ * feed '<bos>', then the argmax token each step, stopping at '<eos>' or after num_steps steps
+ * (max_steps > 0 overrides). Grad off, eval mode; rewinds the arena before returning (so call it
+ * outside a training step). save_attention needs m->step_attention. Free with
+ * seq2seq_prediction_free. */
+void predict_seq2seq(Seq2SeqModel *m, const NmtData *d, const char *src, int max_steps,
+                     bool save_attention, Seq2SeqPrediction *out);
+/* The same from source ids (num_steps, padded) and their valid length. */
+void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, int src_valid,
+                         int max_steps, bool save_attention, Seq2SeqPrediction *out);
+void seq2seq_prediction_free(Seq2SeqPrediction *p);
+
+/* ---------------------------------------------------------------- held-out BLEU */
+
+/* Corpus BLEU-4 of greedy translations of pairs the model never trained on. d2l-0.17: the
+ * `count` lines after the training range of fra.txt (re-read with read_data_nmt from data_dir);
+ * d2l-1.0: the preset's validation pairs (count caps them). Unknown words map to '<unk>'.
+ * Returns 0 and *bleu4, *npairs; -1 and err on a data error. */
+int seq2seq_heldout_bleu4(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
+                          double *bleu4, int *npairs, char *err, size_t errlen);
+/* The same, returning the summed n-gram statistics (precision p_n = match[n-1] / total[n-1];
+ * bleu_stats_score gives the BLEU-4). */
+int seq2seq_heldout_stats(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
+                          BleuStats *st, int *npairs, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- checkpoints */
+
+/* Binary checkpoint of every tensor of ps: magic "ALCKPT", format version, a model tag (free
+ * text describing the architecture, e.g. "bahdanau gru additive e32 h32 l2 src184 tgt201"),
+ * then per tensor its name, shape and data, then a CRC-32 (zlib) of everything before it.
+ * Written to PATH.tmp and renamed, so a crash never leaves a half-written PATH.
+ * Returns 0, or -1 with a message in err. */
+int checkpoint_save(const ParamSet *ps, const char *tag, const char *path, char *err,
+                    size_t errlen);
+/* Load into an already-built ps. Every failure is -1 with a message naming the file and the
+ * problem (not a checkpoint, newer version, truncated, CRC mismatch, different model tag,
+ * missing or mismatched tensor); ps is only modified when the whole file checked out. */
+int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- summary.json */
+
+typedef struct Seq2SeqTranslation {
+  const char *src, *ref; /* the English sentence and the book's French reference */
+  const char *pred;      /* the model's translation */
+  double bleu;           /* bleu(pred, ref, k=2) as the book prints it */
+} Seq2SeqTranslation;
+
+/* Write OUT/summary.json with the keys both seq2seq labs share: preset, src_vocab_size,
+ * tgt_vocab_size, num_pairs, epochs, epoch_losses, final_loss, tokens_per_sec, peak_rss_kb,
+ * translations [{src, pred, ref, bleu}], mean_bleu, heldout_bleu4 (NAN -> null). extra (may be
+ * NULL) adds lab-specific keys inside the same object. Returns 0, or -1 with a message. */
+int seq2seq_write_summary(const char *path, const char *preset, const NmtData *d,
+                          const Seq2SeqTrainResult *r, const Seq2SeqTranslation *tr, int ntr,
+                          double heldout_bleu4, void (*extra)(JsonW *w, void *ctx), void *ctx);
 
 #endif

@@ -1,12 +1,17 @@
 # tests/bench/bench.mk — `make bench`: performance tables (included by the Makefile).
 #
-# `bench` runs every bench-* target listed as its prerequisite. To add one:
-#   bench: bench-lab06
-#   bench-lab06: lab06 ; ./lab06 --preset bench ...
-# Each bench target builds what it needs and prints its own table.
+# `bench` runs every bench-* target listed as its prerequisite; each builds what it needs and
+# prints its own table. BENCH_ARGS=--quick makes bench-gemm fast. To add a lab (one line per run,
+# wall time and peak RSS from tests/bench/run_lab.sh, plus the throughput the lab prints):
 #
-# bench-gemm: GFLOP/s of the built-in kernel, OpenBLAS (when the build found it) and the gemm()
-# dispatcher on square sizes and on the products the labs run. BENCH_ARGS=--quick for a fast run.
+#   bench: bench-lab06
+#   .PHONY: bench-lab06
+#   bench-lab06: lab06
+#   	@bash tests/bench/run_lab.sh --header
+#   	@bash tests/bench/run_lab.sh --unit tokens/sec "lab06 classic" -- ./lab06 --out $(BENCH_DIR)/lab06
+#
+# bench-gemm: GFLOP/s of the built-in kernel, the gemm() dispatcher and OpenBLAS (when the build
+# found it) on square sizes and on the products the labs run, next to the machine's peak.
 
 BENCH_DIR := $(B)/bench
 BENCH_ARGS ?=
@@ -14,9 +19,18 @@ BENCH_ARGS ?=
 .PHONY: bench bench-gemm
 bench: bench-gemm
 
-$(BENCH_DIR)/bench_gemm: tests/bench/bench_gemm.c $(LIBCOMMON)
+$(BENCH_DIR)/bench_gemm: tests/bench/bench_gemm.c $(LIBCOMMON) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBCOMMON) $(LDLIBS)
 
 bench-gemm: $(BENCH_DIR)/bench_gemm
-	$(BENCH_DIR)/bench_gemm $(BENCH_ARGS)
+	@$(BENCH_DIR)/bench_gemm $(BENCH_ARGS)
+
+# lab07 (the Vision Transformer): the CPU preset for 2 epochs (test accuracy after each is in the
+# lab's output) and 20 steps of the book's 96x96 preset. Targets: >= 6,500 and >= 85 images/sec.
+bench: bench-lab07
+.PHONY: bench-lab07
+bench-lab07: lab07
+	@bash tests/bench/run_lab.sh --header
+	@bash tests/bench/run_lab.sh --unit images/sec "lab07 cpu preset, 2 epochs" -- ./lab07 --epochs 2 --out $(BENCH_DIR)/lab07
+	@bash tests/bench/run_lab.sh --unit images/sec "lab07 d2l preset, 20 steps" -- ./lab07 --preset d2l --steps 20 --out $(BENCH_DIR)/lab07_d2l

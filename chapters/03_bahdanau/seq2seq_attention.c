@@ -1,0 +1,209 @@
+/* seq2seq_attention.c — d2l's Seq2SeqEncoder and Seq2SeqAttentionDecoder (section "Bahdanau
+ * Attention"), and the pair wrapped as a Seq2SeqModel for common/seq2seq.c. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/exercise.h"
+#include "lab03/lab03.h"
+
+/* ids (batch, num_steps) -> (num_steps, batch): the time-major order the RNN runs in (d2l
+ * permutes the embedded sequence; transposing the ids first gives the same tensor). */
+static Tensor *ids_time_major(Tensor *X) {
+  const int B = X->shape[0], T = X->shape[1];
+  Tensor *Xt = tensor_new(2, (const int[]){T, B});
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++) Xt->data[t * B + b] = X->data[b * T + t];
+  return Xt;
+}
+
+static void check_ids(const char *op, Tensor *X) {
+  char s[64];
+  if (!X || X->ndim != 2)
+    tensor_error(op, "X has shape %s, expected (batch, num_steps) token ids",
+                 X ? shape_str(X, s, sizeof s) : "NULL");
+}
+
+/* ================================================================ encoder */
+
+void Seq2SeqEncoder_init(Seq2SeqEncoder *e, ParamSet *ps, RnnKind kind, int vocab_size,
+                         int embed_size, int num_hiddens, int num_layers, float dropout) {
+  Embedding_init(&e->embedding, ps, "encoder.embedding", vocab_size, embed_size);
+  RNN_init(&e->rnn, ps, "encoder.rnn", kind, embed_size, num_hiddens, num_layers, dropout);
+}
+
+Tensor *Seq2SeqEncoder_forward(const Seq2SeqEncoder *e, Tensor *X, RNNState *state,
+                               bool training) {
+  check_ids("Seq2SeqEncoder_forward", X);
+  Tensor *emb = Embedding_forward(&e->embedding, ids_time_major(X)); /* (T, B, embed) */
+  return RNN_forward(&e->rnn, emb, NULL, state, training);           /* (T, B, H) */
+}
+
+/* ================================================================ decoder */
+
+void Seq2SeqAttentionDecoder_init(Seq2SeqAttentionDecoder *d, ParamSet *ps, RnnKind kind,
+                                  AttnKind attn, int vocab_size, int embed_size,
+                                  int num_hiddens, int num_layers, float dropout) {
+  memset(d, 0, sizeof *d);
+  d->attn_kind = attn;
+  if (attn == ATTN_ADDITIVE)
+    AdditiveAttention_init(&d->attention, ps, "decoder.attention", num_hiddens, num_hiddens,
+                           num_hiddens, dropout);
+  else
+    DotProductAttention_init(&d->dot, dropout);
+  Embedding_init(&d->embedding, ps, "decoder.embedding", vocab_size, embed_size);
+  /* layer 0 takes [context (H), embedding (E)]: its W_xh holds the H context rows; the E
+   * embedding rows are W_xh_emb. Both get the Xavier bound of the whole (E + H, G) matrix. */
+  RNN_init(&d->rnn, ps, "decoder.rnn", kind, num_hiddens, num_hiddens, num_layers, dropout);
+  const int G = (kind == RNN_GRU ? 3 : 4) * num_hiddens;
+  d->W_xh_emb = param_new(ps, "decoder.rnn.l0.W_xh_emb", 2, (const int[]){embed_size, G});
+  init_xavier_uniform(d->rnn.layer[0].W_xh, embed_size + num_hiddens, G);
+  init_xavier_uniform(d->W_xh_emb, embed_size + num_hiddens, G);
+  Linear_init(&d->dense, ps, "decoder.dense", num_hiddens, vocab_size, true);
+}
+
+void Seq2SeqAttentionDecoder_init_state(Seq2SeqAttentionDecoder *d, Tensor *enc_outputs,
+                                        const RNNState *enc_state, Tensor *enc_valid_lens) {
+  d->enc_outputs = t_permute(enc_outputs, (const int[]){1, 0, 2}); /* (B, T, H) */
+  d->keys_proj = d->attn_kind == ATTN_ADDITIVE
+                     ? Linear_forward(&d->attention.W_k, d->enc_outputs) /* (B, T, H) */
+                     : NULL;
+  d->enc_valid_lens = enc_valid_lens;
+  d->state = *enc_state;
+  d->attention_weights = NULL;
+}
+
+Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, bool training) {
+  check_ids("Seq2SeqAttentionDecoder_forward", X);
+  const RNN *r = &d->rnn;
+  const int B = X->shape[0], T = X->shape[1], H = r->num_hiddens, L = r->num_layers;
+  if (!d->enc_outputs || d->enc_outputs->shape[0] != B)
+    tensor_error("Seq2SeqAttentionDecoder_forward", "call init_state with a batch of %d first", B);
+  Tensor *emb = Embedding_forward(&d->embedding, ids_time_major(X)); /* (T, B, E) */
+  /* the embedding half of layer 0's input projection, all steps at once */
+  Tensor *GX_emb = d->reference ? NULL : t_linear(emb, d->W_xh_emb, r->layer[0].b_xh); /* (T, B, G) */
+  Tensor *outs[512];
+  if (T > 512) tensor_error("Seq2SeqAttentionDecoder_forward", "num_steps %d > 512", T);
+  RNNState *s = &d->state;
+  for (int t = 0; t < T; t++) {
+    Tensor *query = t_view(s->H[L - 1], B, 1, H); /* (B, 1, H): the last layer's state */
+    Tensor *context;                               /* (B, 1, H) */
+    if (d->attn_kind == ATTN_ADDITIVE && d->reference) {
+      context = additive_attention_cached(&d->attention, query, d->keys_proj, d->enc_outputs,
+                                          d->enc_valid_lens, training);
+      if (!context) return NULL;
+      d->attention_weights = d->attention.attention_weights;
+    } else if (d->attn_kind == ATTN_ADDITIVE) {
+      /* exercise 3.3's computation with the scores fused; masked_softmax is lab02's */
+      Tensor *q = Linear_forward(&d->attention.W_q, query);                     /* (B, 1, H) */
+      Tensor *scores = additive_scores_fused(q, d->keys_proj, d->attention.w_v.W); /* (B, 1, T) */
+      Tensor *w = masked_softmax(scores, d->enc_valid_lens);                    /* (B, 1, T) */
+      if (!w) return NULL;
+      d->attention.attention_weights = d->attention_weights = w;
+      context = t_bmm(Dropout_forward(&d->attention.dropout, w, training), d->enc_outputs);
+    } else {
+      context = DotProductAttention_forward(&d->dot, query, d->enc_outputs, d->enc_outputs,
+                                            d->enc_valid_lens, training);
+      if (!context) return NULL;
+      d->attention_weights = d->dot.attention_weights;
+    }
+    if (d->reference) { /* the readable cells on the concatenated input [context, embedding] */
+      const RNNLayerParams *p0 = &r->layer[0];
+      RNNLayerParams full = {t_cat2(p0->W_xh, d->W_xh_emb, 0), p0->W_hh, p0->b_xh, p0->b_hh};
+      Tensor *x = t_cat2(t_view(context, B, H),
+                         t_view(t_slice(emb, 0, t, t + 1), B, emb->shape[2]), 1); /* (B, H+E) */
+      for (int l = 0; l < L; l++) {
+        const RNNLayerParams *p = l == 0 ? &full : &r->layer[l];
+        if (l > 0) x = t_dropout(x, r->dropout, training);
+        s->H[l] = r->kind == RNN_GRU ? gru_cell(p, x, s->H[l])
+                                     : lstm_cell(p, x, s->H[l], s->C[l], &s->C[l]);
+        if (!s->H[l]) return NULL;
+        x = s->H[l];
+      }
+      outs[t] = t_view(x, B, 1, H);
+      continue;
+    }
+    /* layer 0: gx = context @ W_xh(context rows) + (embedding @ W_xh_emb + b_xh)[t] */
+    Tensor *gx = t_add(t_matmul(t_view(context, B, H), r->layer[0].W_xh),
+                       t_view(t_slice(GX_emb, 0, t, t + 1), B, GX_emb->shape[2]));
+    Tensor *inp = NULL;
+    for (int l = 0; l < L; l++) {
+      const RNNLayerParams *p = &r->layer[l];
+      if (l > 0) gx = t_linear(t_dropout(inp, r->dropout, training), p->W_xh, p->b_xh);
+      Tensor *o = rnn_cell_fused(r->kind, gx, s->H[l], s->C[l], p->W_hh, p->b_hh);
+      if (r->kind == RNN_LSTM) {
+        s->H[l] = t_slice(o, 1, 0, H);
+        s->C[l] = t_slice(o, 1, H, 2 * H);
+      } else {
+        s->H[l] = o;
+      }
+      inp = s->H[l]; /* (B, H) */
+    }
+    outs[t] = t_view(inp, B, 1, H);
+  }
+  Tensor *top = T == 1 ? outs[0] : t_concat(outs, T, 1); /* (B, T, H) */
+  return Linear_forward(&d->dense, top);                  /* (B, T, vocab) */
+}
+
+/* ================================================================ the model */
+
+void BahdanauNet_init(BahdanauNet *n, RnnKind kind, AttnKind attn, int src_vocab,
+                      int tgt_vocab, int embed_size, int num_hiddens, int num_layers,
+                      float dropout) {
+  memset(n, 0, sizeof *n);
+  Seq2SeqEncoder_init(&n->encoder, &n->ps, kind, src_vocab, embed_size, num_hiddens,
+                      num_layers, dropout);
+  Seq2SeqAttentionDecoder_init(&n->decoder, &n->ps, kind, attn, tgt_vocab, embed_size,
+                               num_hiddens, num_layers, dropout);
+  snprintf(n->tag, sizeof n->tag, "bahdanau %s %s embed%d hidden%d layers%d src%d tgt%d",
+           kind == RNN_GRU ? "gru" : "lstm", attn == ATTN_ADDITIVE ? "additive" : "dot",
+           embed_size, num_hiddens, num_layers, src_vocab, tgt_vocab);
+}
+
+static Tensor *net_forward(void *p, Tensor *X, Tensor *X_valid_len, Tensor *dec_X, bool training) {
+  BahdanauNet *n = p;
+  RNNState st;
+  Tensor *enc_out = NEED(Seq2SeqEncoder_forward(&n->encoder, X, &st, training),
+                         "the encoder's cells (exercises 3.1 / 3.2)"); /* (T, B, H) */
+  Seq2SeqAttentionDecoder_init_state(&n->decoder, enc_out, &st, X_valid_len);
+  return NEED(Seq2SeqAttentionDecoder_forward(&n->decoder, dec_X, training),
+              "the decoder (exercise 3.3 additive_attention_cached or lab02's attention)");
+}
+
+static void net_begin_decode(void *p, Tensor *X, Tensor *X_valid_len) {
+  BahdanauNet *n = p;
+  RNNState st;
+  Tensor *enc_out = NEED(Seq2SeqEncoder_forward(&n->encoder, X, &st, false),
+                         "the encoder's cells (exercises 3.1 / 3.2)");
+  Seq2SeqAttentionDecoder_init_state(&n->decoder, enc_out, &st, X_valid_len);
+}
+
+static Tensor *net_decode_step(void *p, int token, int pos) {
+  (void)pos;
+  BahdanauNet *n = p;
+  Tensor *x = tensor_full(2, (const int[]){1, 1}, (float)token); /* (1, 1) */
+  Tensor *y = NEED(Seq2SeqAttentionDecoder_forward(&n->decoder, x, false), "the decoder");
+  return t_view(y, 1, y->shape[2]); /* (1, vocab) */
+}
+
+static Tensor *net_step_attention(void *p) {
+  return ((BahdanauNet *)p)->decoder.attention_weights; /* (1, 1, num_steps) */
+}
+
+Seq2SeqModel BahdanauNet_model(BahdanauNet *n) {
+  return (Seq2SeqModel){.name = n->decoder.rnn.kind == RNN_GRU
+                                    ? "Seq2SeqAttentionDecoder (GRU)"
+                                    : "Seq2SeqAttentionDecoder (LSTM)",
+                        .net = n,
+                        .ps = &n->ps,
+                        .forward = net_forward,
+                        .begin_decode = net_begin_decode,
+                        .decode_step = net_decode_step,
+                        .step_attention = net_step_attention};
+}
+
+void BahdanauNet_set_reference(BahdanauNet *n, bool on) {
+  n->encoder.rnn.reference = n->decoder.rnn.reference = n->decoder.reference = on;
+}
+
+void BahdanauNet_free(BahdanauNet *n) { paramset_free(&n->ps); }

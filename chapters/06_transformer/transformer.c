@@ -1,0 +1,322 @@
+/* transformer.c — the Transformer's blocks, stacks, key/value cache and Seq2SeqModel adapter
+ * (see transformer.h). The exercises of lab 06 (FFN, AddNorm, the causal mask) and of labs
+ * 04/05 (multi-head attention, positional encoding) are called, not re-implemented, so a
+ * VARIANT=labs build runs the student's own code here. */
+#include "transformer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/exercise.h"
+#include "../../common/util.h"
+
+/* ---------------------------------------------------------------- small layers' init */
+
+void PositionWiseFFN_init(PositionWiseFFN *f, ParamSet *ps, const char *name, int in,
+                          int ffn_num_hiddens, int ffn_num_outputs) {
+  char buf[256];
+  const char *nm = name && *name ? name : "ffn";
+  snprintf(buf, sizeof buf, "%.200s.dense1", nm);
+  Linear_init(&f->dense1, ps, buf, in, ffn_num_hiddens, true);
+  snprintf(buf, sizeof buf, "%.200s.dense2", nm);
+  Linear_init(&f->dense2, ps, buf, ffn_num_hiddens, ffn_num_outputs, true);
+}
+
+void AddNorm_init(AddNorm *a, ParamSet *ps, const char *name, int norm_shape, float dropout) {
+  if (!(dropout >= 0 && dropout < 1))
+    tensor_error("AddNorm_init", "dropout = %g must be in [0, 1)", (double)dropout);
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s.ln", name && *name ? name : "addnorm");
+  a->dropout = (Dropout){dropout};
+  LayerNorm_init(&a->ln, ps, buf, norm_shape);
+}
+
+/* ---------------------------------------------------------------- encoder */
+
+static void check_blks(const char *op, int num_blks) {
+  if (num_blks < 1 || num_blks > TRANSFORMER_MAX_BLKS)
+    tensor_error(op, "num_blks = %d must be between 1 and %d (TRANSFORMER_MAX_BLKS)", num_blks,
+                 TRANSFORMER_MAX_BLKS);
+}
+
+void TransformerEncoderBlock_init(TransformerEncoderBlock *b, ParamSet *ps, const char *name,
+                                  int num_hiddens, int ffn_num_hiddens, int num_heads,
+                                  float dropout, bool use_bias) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s.attention", name);
+  MultiHeadAttention_init(&b->attention, ps, buf, num_hiddens, num_hiddens, num_hiddens,
+                          num_hiddens, num_heads, dropout, use_bias);
+  snprintf(buf, sizeof buf, "%.200s.addnorm1", name);
+  AddNorm_init(&b->addnorm1, ps, buf, num_hiddens, dropout);
+  snprintf(buf, sizeof buf, "%.200s.ffn", name);
+  PositionWiseFFN_init(&b->ffn, ps, buf, num_hiddens, ffn_num_hiddens, num_hiddens);
+  snprintf(buf, sizeof buf, "%.200s.addnorm2", name);
+  AddNorm_init(&b->addnorm2, ps, buf, num_hiddens, dropout);
+}
+
+Tensor *TransformerEncoderBlock_forward(TransformerEncoderBlock *b, Tensor *X,
+                                        Tensor *valid_lens, bool training) {
+  if (!X) return NULL;
+  Tensor *A = MultiHeadAttention_forward(&b->attention, X, X, X, valid_lens, training);
+  Tensor *Y = AddNorm_forward(&b->addnorm1, X, A, training);      /* (batch, steps, h) */
+  if (!Y) return NULL;
+  return AddNorm_forward(&b->addnorm2, Y, PositionWiseFFN_forward(&b->ffn, Y), training);
+}
+
+void TransformerEncoder_init(TransformerEncoder *e, ParamSet *ps, int vocab_size,
+                             int num_hiddens, int ffn_num_hiddens, int num_heads, int num_blks,
+                             float dropout, bool use_bias) {
+  check_blks("TransformerEncoder_init", num_blks);
+  e->num_hiddens = num_hiddens;
+  e->num_blks = num_blks;
+  Embedding_init(&e->embedding, ps, "encoder.embedding", vocab_size, num_hiddens);
+  PositionalEncoding_init(&e->pos_encoding, num_hiddens, dropout, 1000);
+  for (int i = 0; i < num_blks; i++) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "encoder.blk%d", i);
+    TransformerEncoderBlock_init(&e->blks[i], ps, buf, num_hiddens, ffn_num_hiddens, num_heads,
+                                 dropout, use_bias);
+  }
+}
+
+void TransformerEncoder_free(TransformerEncoder *e) { PositionalEncoding_free(&e->pos_encoding); }
+
+/* Embeddings are scaled by sqrt(d) before the positional encoding is added: an N(0, 1)
+ * embedding entry then dominates P's entries in [-1, 1] by about sqrt(d) per entry. */
+static Tensor *embed(const Embedding *emb, const PositionalEncoding *pe, Tensor *ids, int offset,
+                     bool training) {
+  Tensor *E = t_scale(Embedding_forward(emb, ids), sqrtf((float)emb->dim)); /* (B, T, h) */
+  return PositionalEncoding_forward(pe, E, offset, training);
+}
+
+Tensor *TransformerEncoder_forward(TransformerEncoder *e, Tensor *X, Tensor *valid_lens,
+                                   bool training) {
+  Tensor *H = embed(&e->embedding, &e->pos_encoding, X, 0, training); /* (batch, steps, h) */
+  for (int i = 0; i < e->num_blks && H; i++)
+    H = TransformerEncoderBlock_forward(&e->blks[i], H, valid_lens, training);
+  return H;
+}
+
+/* ---------------------------------------------------------------- decoder */
+
+void TransformerDecoderBlock_init(TransformerDecoderBlock *b, ParamSet *ps, const char *name,
+                                  int num_hiddens, int ffn_num_hiddens, int num_heads,
+                                  float dropout, bool use_bias) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s.attention1", name);
+  MultiHeadAttention_init(&b->attention1, ps, buf, num_hiddens, num_hiddens, num_hiddens,
+                          num_hiddens, num_heads, dropout, use_bias);
+  snprintf(buf, sizeof buf, "%.200s.addnorm1", name);
+  AddNorm_init(&b->addnorm1, ps, buf, num_hiddens, dropout);
+  snprintf(buf, sizeof buf, "%.200s.attention2", name);
+  MultiHeadAttention_init(&b->attention2, ps, buf, num_hiddens, num_hiddens, num_hiddens,
+                          num_hiddens, num_heads, dropout, use_bias);
+  snprintf(buf, sizeof buf, "%.200s.addnorm2", name);
+  AddNorm_init(&b->addnorm2, ps, buf, num_hiddens, dropout);
+  snprintf(buf, sizeof buf, "%.200s.ffn", name);
+  PositionWiseFFN_init(&b->ffn, ps, buf, num_hiddens, ffn_num_hiddens, num_hiddens);
+  snprintf(buf, sizeof buf, "%.200s.addnorm3", name);
+  AddNorm_init(&b->addnorm3, ps, buf, num_hiddens, dropout);
+}
+
+Tensor *TransformerDecoderBlock_forward(TransformerDecoderBlock *b, Tensor *X,
+                                        Tensor *enc_outputs, Tensor *enc_valid_lens,
+                                        Tensor **key_values, bool training, DecoderMode mode) {
+  if (!X) return NULL;
+  char sx[64], sk[64];
+  /* The keys and values of self-attention: every earlier target token's block input, then X's. */
+  Tensor *kv = X; /* (batch, offset + steps, h) */
+  int offset = 0;
+  if (key_values && *key_values) {
+    Tensor *cache = *key_values;
+    if (cache->ndim != 3 || cache->shape[0] != X->shape[0] || cache->shape[2] != X->shape[2])
+      tensor_error("TransformerDecoderBlock_forward",
+                   "the key/value cache %s does not fit X %s (batch and num_hiddens must agree); "
+                   "start a new state for a new batch",
+                   shape_str(cache, sk, sizeof sk), shape_str(X, sx, sizeof sx));
+    offset = cache->shape[1];
+    kv = t_cat2(cache, X, 1);
+  }
+  if (key_values) *key_values = kv;
+  const int B = X->shape[0], T = X->shape[1];
+  /* The causal mask. Fixed: a function of positions only — query i (position offset + i) sees
+   * keys 0..offset+i, for a whole sequence (offset 0) and for a cached step alike. The book:
+   * the mask exists only in training mode. */
+  Tensor *dec_valid_lens;
+  if (mode == DECODER_D2L_COMPAT)
+    dec_valid_lens = training ? causal_valid_lens(B, T, 0) : NULL;
+  else {
+    dec_valid_lens = causal_valid_lens(B, T, offset); /* (batch, steps) */
+    if (!dec_valid_lens) return NULL;
+  }
+  Tensor *X2 = MultiHeadAttention_forward(&b->attention1, X, kv, kv, dec_valid_lens, training);
+  Tensor *Y = AddNorm_forward(&b->addnorm1, X, X2, training);        /* (batch, steps, h) */
+  if (!Y) return NULL;
+  /* Encoder–decoder attention: queries from the decoder, keys and values from the encoder,
+   * padding of the source masked by its valid lengths. */
+  Tensor *Y2 = MultiHeadAttention_forward(&b->attention2, Y, enc_outputs, enc_outputs,
+                                          enc_valid_lens, training);
+  Tensor *Z = AddNorm_forward(&b->addnorm2, Y, Y2, training);        /* (batch, steps, h) */
+  if (!Z) return NULL;
+  return AddNorm_forward(&b->addnorm3, Z, PositionWiseFFN_forward(&b->ffn, Z), training);
+}
+
+void TransformerDecoder_init(TransformerDecoder *dd, ParamSet *ps, int vocab_size,
+                             int num_hiddens, int ffn_num_hiddens, int num_heads, int num_blks,
+                             float dropout, bool use_bias) {
+  check_blks("TransformerDecoder_init", num_blks);
+  dd->num_hiddens = num_hiddens;
+  dd->num_blks = num_blks;
+  dd->vocab_size = vocab_size;
+  dd->mode = DECODER_FIXED;
+  Embedding_init(&dd->embedding, ps, "decoder.embedding", vocab_size, num_hiddens);
+  PositionalEncoding_init(&dd->pos_encoding, num_hiddens, dropout, 1000);
+  for (int i = 0; i < num_blks; i++) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "decoder.blk%d", i);
+    TransformerDecoderBlock_init(&dd->blks[i], ps, buf, num_hiddens, ffn_num_hiddens, num_heads,
+                                 dropout, use_bias);
+  }
+  Linear_init(&dd->dense, ps, "decoder.dense", num_hiddens, vocab_size, true);
+}
+
+void TransformerDecoder_free(TransformerDecoder *dd) { PositionalEncoding_free(&dd->pos_encoding); }
+
+void TransformerDecoder_init_state(TransformerDecoderState *s, Tensor *enc_outputs,
+                                   Tensor *enc_valid_lens) {
+  memset(s, 0, sizeof *s);
+  s->enc_outputs = enc_outputs;
+  s->enc_valid_lens = enc_valid_lens;
+}
+
+Tensor *TransformerDecoder_forward(TransformerDecoder *dd, Tensor *X,
+                                   TransformerDecoderState *s, bool training) {
+  char sx[64];
+  if (!X || X->ndim != 2)
+    tensor_error("TransformerDecoder_forward", "X %s must be (batch, steps) target ids",
+                 X ? shape_str(X, sx, sizeof sx) : "NULL");
+  /* Fixed: the tokens of this call sit at positions s->steps, s->steps + 1, ...; the book
+   * starts every call at position 0. */
+  const int offset = dd->mode == DECODER_D2L_COMPAT ? 0 : s->steps;
+  Tensor *H = embed(&dd->embedding, &dd->pos_encoding, X, offset, training); /* (B, T, h) */
+  for (int i = 0; i < dd->num_blks && H; i++)
+    H = TransformerDecoderBlock_forward(&dd->blks[i], H, s->enc_outputs, s->enc_valid_lens,
+                                        &s->key_values[i], training, dd->mode);
+  if (!H) return NULL;
+  s->steps += X->shape[1];
+  return Linear_forward(&dd->dense, H); /* (batch, steps, vocab) */
+}
+
+/* ---------------------------------------------------------------- encoder–decoder */
+
+void Transformer_init(Transformer *t, ParamSet *ps, const TransformerConfig *cfg) {
+  memset(t, 0, sizeof *t);
+  t->cfg = *cfg;
+  TransformerEncoder_init(&t->encoder, ps, cfg->src_vocab, cfg->num_hiddens,
+                          cfg->ffn_num_hiddens, cfg->num_heads, cfg->num_blks, cfg->dropout,
+                          cfg->use_bias);
+  TransformerDecoder_init(&t->decoder, ps, cfg->tgt_vocab, cfg->num_hiddens,
+                          cfg->ffn_num_hiddens, cfg->num_heads, cfg->num_blks, cfg->dropout,
+                          cfg->use_bias);
+  t->decoder.mode = cfg->d2l_compat ? DECODER_D2L_COMPAT : DECODER_FIXED;
+}
+
+void Transformer_free(Transformer *t) {
+  TransformerEncoder_free(&t->encoder);
+  TransformerDecoder_free(&t->decoder);
+}
+
+Tensor *Transformer_forward(void *net, Tensor *X, Tensor *X_valid_len, Tensor *dec_X,
+                            bool training) {
+  Transformer *t = net;
+  Tensor *enc = TransformerEncoder_forward(&t->encoder, X, X_valid_len, training);
+  if (!enc) return NULL;
+  TransformerDecoderState s;
+  TransformerDecoder_init_state(&s, enc, X_valid_len);
+  return TransformerDecoder_forward(&t->decoder, dec_X, &s, training); /* (B, T, vocab) */
+}
+
+/* Copy (batch 1) weights (heads, q, k) of block blk into the record's (blks, heads, R, C) array
+ * at rows row0.., columns 0..k-1. */
+static void record_weights(float *dst, int heads, int R, int C, int blk, int row0,
+                           const Tensor *w) {
+  if (!w || w->ndim != 3) return;
+  const int q = w->shape[1], k = w->shape[2] < C ? w->shape[2] : C;
+  for (int h = 0; h < heads && h < w->shape[0]; h++)
+    for (int i = 0; i < q && row0 + i < R; i++)
+      memcpy(dst + (((long)blk * heads + h) * R + row0 + i) * C,
+             w->data + ((long)h * q + i) * w->shape[2], sizeof(float) * (size_t)k);
+}
+
+void Transformer_begin_decode(void *net, Tensor *X, Tensor *X_valid_len) {
+  Transformer *t = net;
+  Tensor *enc = NEED(TransformerEncoder_forward(&t->encoder, X, X_valid_len, false),
+                     "the Transformer encoder");                  /* (1, src_steps, h) */
+  TransformerDecoder_init_state(&t->state, enc, X_valid_len);
+  TransformerAttnRecord *r = t->record;
+  if (r) {
+    r->steps = 0;
+    memset(r->dec_self, 0, sizeof(float) * (size_t)r->blks * r->heads * r->max_steps * r->max_steps);
+    memset(r->dec_cross, 0, sizeof(float) * (size_t)r->blks * r->heads * r->max_steps * r->src_steps);
+    memset(r->enc, 0, sizeof(float) * (size_t)r->blks * r->heads * r->src_steps * r->src_steps);
+    for (int i = 0; i < t->encoder.num_blks; i++)
+      record_weights(r->enc, r->heads, r->src_steps, r->src_steps, i, 0,
+                     t->encoder.blks[i].attention.attention.attention_weights);
+  }
+}
+
+Tensor *Transformer_decode_step(void *net, int token, int pos) {
+  Transformer *t = net;
+  if (t->decoder.mode == DECODER_FIXED && pos != t->state.steps)
+    tensor_error("Transformer_decode_step",
+                 "token position %d does not follow the %d tokens already decoded; feed tokens "
+                 "in order after begin_decode",
+                 pos, t->state.steps);
+  Tensor *X = tensor_full(2, (const int[]){1, 1}, (float)token); /* (1, 1) */
+  Tensor *Y = NEED(TransformerDecoder_forward(&t->decoder, X, &t->state, false),
+                   "the Transformer decoder");                   /* (1, 1, vocab) */
+  TransformerAttnRecord *r = t->record;
+  if (r && pos < r->max_steps) {
+    for (int i = 0; i < t->decoder.num_blks; i++) {
+      record_weights(r->dec_self, r->heads, r->max_steps, r->max_steps, i, pos,
+                     t->decoder.blks[i].attention1.attention.attention_weights);
+      record_weights(r->dec_cross, r->heads, r->max_steps, r->src_steps, i, pos,
+                     t->decoder.blks[i].attention2.attention.attention_weights);
+    }
+    r->steps = pos + 1;
+  }
+  return t_reshape(Y, 2, (const int[]){1, t->decoder.vocab_size}); /* (1, vocab) */
+}
+
+Seq2SeqModel Transformer_model(Transformer *t, ParamSet *ps) {
+  return (Seq2SeqModel){.name = "Transformer",
+                        .net = t,
+                        .ps = ps,
+                        .forward = Transformer_forward,
+                        .begin_decode = Transformer_begin_decode,
+                        .decode_step = Transformer_decode_step,
+                        .step_attention = NULL};
+}
+
+void Transformer_tag(const Transformer *t, char *buf, size_t n) {
+  const TransformerConfig *c = &t->cfg;
+  snprintf(buf, n, "transformer h%d f%d a%d l%d bias%d src%d tgt%d", c->num_hiddens,
+           c->ffn_num_hiddens, c->num_heads, c->num_blks, c->use_bias ? 1 : 0, c->src_vocab,
+           c->tgt_vocab);
+}
+
+void attn_record_init(TransformerAttnRecord *r, int blks, int heads, int src_steps,
+                      int max_steps) {
+  r->blks = blks, r->heads = heads, r->src_steps = src_steps, r->max_steps = max_steps;
+  r->steps = 0;
+  r->enc = xcalloc((size_t)blks * heads * src_steps * src_steps, sizeof(float));
+  r->dec_self = xcalloc((size_t)blks * heads * max_steps * max_steps, sizeof(float));
+  r->dec_cross = xcalloc((size_t)blks * heads * max_steps * src_steps, sizeof(float));
+}
+
+void attn_record_free(TransformerAttnRecord *r) {
+  free(r->enc), free(r->dec_self), free(r->dec_cross);
+  r->enc = r->dec_self = r->dec_cross = NULL;
+}

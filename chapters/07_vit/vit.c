@@ -1,0 +1,128 @@
+/* vit.c — the Vision Transformer's constructors, ViTMLP_forward and ViT_forward (not
+ * exercises; the patch embedding, the block and the <cls> + position step are exercises
+ * 7.1–7.3 in labs/lab07/). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../common/util.h"
+#include "lab07/lab07.h"
+
+/* PyTorch's default init of nn.Linear / nn.Conv2d (the book's LazyLinear and LazyConv2d):
+ * kaiming_uniform(a = sqrt 5) on the weight is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the
+ * bias gets the same bound. Matching it keeps our training curves comparable with the book's. */
+static void torch_default_init(Linear *l) {
+  float bound = 1.0f / sqrtf((float)l->in);
+  init_uniform(l->W, -bound, bound);
+  if (l->b) init_uniform(l->b, -bound, bound);
+}
+
+void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int img_size,
+                         int patch_size, int in_channels, int num_hiddens) {
+  const char *nm = name && *name ? name : "patch_embedding";
+  if (img_size < 1 || patch_size < 1 || img_size % patch_size != 0)
+    tensor_error("PatchEmbedding_init",
+                 "%s: img_size %d must be a positive multiple of patch_size %d (the book's "
+                 "stride-p convolution would drop the leftover pixels; pick sizes that divide)",
+                 nm, img_size, patch_size);
+  if (in_channels < 1 || num_hiddens < 1)
+    tensor_error("PatchEmbedding_init", "%s: in_channels %d and num_hiddens %d must be positive",
+                 nm, in_channels, num_hiddens);
+  pe->img_size = img_size;
+  pe->patch_size = patch_size;
+  pe->in_channels = in_channels;
+  pe->num_patches = (img_size / patch_size) * (img_size / patch_size);
+  pe->num_hiddens = num_hiddens;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s.conv", nm);
+  Linear_init(&pe->proj, ps, buf, in_channels * patch_size * patch_size, num_hiddens, true);
+  torch_default_init(&pe->proj);
+}
+
+void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int mlp_num_hiddens,
+                 float dropout) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s.dense1", name);
+  Linear_init(&m->dense1, ps, buf, num_hiddens, mlp_num_hiddens, true);
+  torch_default_init(&m->dense1);
+  snprintf(buf, sizeof buf, "%.200s.dense2", name);
+  Linear_init(&m->dense2, ps, buf, mlp_num_hiddens, num_hiddens, true);
+  torch_default_init(&m->dense2);
+  m->dropout1.p = m->dropout2.p = dropout;
+}
+
+Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training) {
+  Tensor *H = t_gelu(Linear_forward(&m->dense1, X));           /* (..., mlp_num_hiddens) */
+  H = Dropout_forward(&m->dropout1, H, training);
+  return Dropout_forward(&m->dropout2, Linear_forward(&m->dense2, H), training); /* (..., h) */
+}
+
+void ViTBlock_init(ViTBlock *blk, ParamSet *ps, const char *name, int num_hiddens,
+                   int mlp_num_hiddens, int num_heads, float dropout, bool use_bias) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%.200s.ln1", name);
+  LayerNorm_init(&blk->ln1, ps, buf, num_hiddens);
+  snprintf(buf, sizeof buf, "%.200s.attention", name);
+  MultiHeadAttention_init(&blk->attention, ps, buf, num_hiddens, num_hiddens, num_hiddens,
+                          num_hiddens, num_heads, dropout, use_bias);
+  Linear *proj[4] = {&blk->attention.W_q, &blk->attention.W_k, &blk->attention.W_v,
+                     &blk->attention.W_o};
+  for (int i = 0; i < 4; i++) torch_default_init(proj[i]);
+  snprintf(buf, sizeof buf, "%.200s.ln2", name);
+  LayerNorm_init(&blk->ln2, ps, buf, num_hiddens);
+  snprintf(buf, sizeof buf, "%.200s.mlp", name);
+  ViTMLP_init(&blk->mlp, ps, buf, num_hiddens, mlp_num_hiddens, dropout);
+}
+
+void ViT_init(ViT *m, ParamSet *ps, int img_size, int patch_size, int in_channels,
+              int num_hiddens, int mlp_num_hiddens, int num_heads, int num_blks,
+              float emb_dropout, float blk_dropout, bool use_bias, int num_classes) {
+  if (num_blks < 1 || num_classes < 2)
+    tensor_error("ViT_init", "num_blks %d must be >= 1 and num_classes %d >= 2", num_blks,
+                 num_classes);
+  m->num_blks = num_blks;
+  m->num_hiddens = num_hiddens;
+  m->num_classes = num_classes;
+  m->mean_pool = false;
+  PatchEmbedding_init(&m->patch_embedding, ps, "patch_embedding", img_size, patch_size,
+                      in_channels, num_hiddens);
+  m->cls_token = param_new(ps, "cls_token", 3, (const int[]){1, 1, num_hiddens});
+  init_const(m->cls_token, 0.0f);
+  int steps = m->patch_embedding.num_patches + 1; /* + the <cls> token */
+  m->pos_embedding = param_new(ps, "pos_embedding", 3, (const int[]){1, steps, num_hiddens});
+  init_normal(m->pos_embedding, 0.0f, 0.02f);
+  m->dropout.p = emb_dropout;
+  m->blks = xcalloc((size_t)num_blks, sizeof(ViTBlock));
+  for (int i = 0; i < num_blks; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "blks.%d", i);
+    ViTBlock_init(&m->blks[i], ps, name, num_hiddens, mlp_num_hiddens, num_heads, blk_dropout,
+                  use_bias);
+  }
+  LayerNorm_init(&m->head_ln, ps, "head.0", num_hiddens);
+  Linear_init(&m->head, ps, "head.1", num_hiddens, num_classes, true);
+  torch_default_init(&m->head);
+}
+
+void ViT_free(ViT *m) {
+  free(m->blks);
+  m->blks = NULL;
+}
+
+Tensor *ViT_forward(ViT *m, Tensor *X, bool training) {
+  Tensor *P = PatchEmbedding_forward(&m->patch_embedding, X); /* (B, num_patches, h) */
+  if (!P) return NULL;
+  Tensor *H = vit_add_cls_and_positions(m, P, training);     /* (B, num_patches + 1, h) */
+  if (!H) return NULL;
+  for (int i = 0; i < m->num_blks; i++) {
+    H = ViTBlock_forward(&m->blks[i], H, NULL, training);     /* (B, num_patches + 1, h) */
+    if (!H) return NULL;
+  }
+  const int B = H->shape[0], steps = H->shape[1], h = H->shape[2];
+  Tensor *Z; /* (B, h) */
+  if (m->mean_pool)
+    Z = t_mean(t_slice(H, 1, 1, steps), 1, false);            /* mean over the patches */
+  else
+    Z = t_reshape(t_slice(H, 1, 0, 1), 2, (const int[]){B, h}); /* the <cls> output */
+  return Linear_forward(&m->head, LayerNorm_forward(&m->head_ln, Z)); /* (B, num_classes) */
+}

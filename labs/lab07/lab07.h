@@ -1,0 +1,70 @@
+/* lab07.h — exercises of lab 07 (the Vision Transformer) and the layers built on them.
+ * The _init functions, ViTMLP_forward and ViT_forward are not exercises; they live in
+ * chapters/07_vit/vit.c. The block reuses lab04's MultiHeadAttention (and through it lab02's
+ * DotProductAttention), so with VARIANT=labs it runs the student's own attention. */
+#ifndef LAB07_H
+#define LAB07_H
+
+#include "lab04/lab04.h"
+
+/* The book's PatchEmbedding: a stride-p convolution with p x p kernels, written as what it
+ * computes — cut the image into p x p patches, flatten each (c, i, j), project it linearly. */
+typedef struct PatchEmbedding {
+  int img_size, patch_size, in_channels;
+  int num_patches;  /* (img_size / patch_size)^2 */
+  int num_hiddens;
+  Linear proj;      /* W (in_channels * p * p, num_hiddens), b (num_hiddens): the conv kernel */
+} PatchEmbedding;
+void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int img_size,
+                         int patch_size, int in_channels, int num_hiddens);
+/* Exercise 7.1 — X (batch, in_channels, img_size, img_size) -> (batch, num_patches,
+ * num_hiddens). */
+Tensor *PatchEmbedding_forward(PatchEmbedding *pe, Tensor *X);
+
+/* dense – GELU – dropout – dense – dropout */
+typedef struct ViTMLP {
+  Linear dense1; /* (num_hiddens, mlp_num_hiddens) */
+  Linear dense2; /* (mlp_num_hiddens, num_hiddens) */
+  Dropout dropout1, dropout2;
+} ViTMLP;
+void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int mlp_num_hiddens,
+                 float dropout);
+Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training); /* (..., h) -> (..., h) */
+
+/* Pre-norm Transformer encoder block: X + MHA(LN1(X)), then X + MLP(LN2(X)). */
+typedef struct ViTBlock {
+  LayerNorm ln1, ln2;           /* (num_hiddens) */
+  MultiHeadAttention attention; /* no bias, as the book's use_bias = False */
+  ViTMLP mlp;
+} ViTBlock;
+void ViTBlock_init(ViTBlock *blk, ParamSet *ps, const char *name, int num_hiddens,
+                   int mlp_num_hiddens, int num_heads, float dropout, bool use_bias);
+/* Exercise 7.2 — X (batch, steps, num_hiddens) -> the same shape; valid_lens NULL or as
+ * MultiHeadAttention_forward. */
+Tensor *ViTBlock_forward(ViTBlock *blk, Tensor *X, Tensor *valid_lens, bool training);
+
+typedef struct ViT {
+  PatchEmbedding patch_embedding;
+  Tensor *cls_token;     /* (1, 1, num_hiddens), zeros at init */
+  Tensor *pos_embedding; /* (1, num_patches + 1, num_hiddens), N(0, 0.02^2) at init */
+  Dropout dropout;       /* embedding dropout */
+  ViTBlock *blks;        /* num_blks blocks (malloc'd; ViT_free) */
+  int num_blks, num_hiddens, num_classes;
+  LayerNorm head_ln;     /* head = LayerNorm + Linear on the <cls> output */
+  Linear head;           /* (num_hiddens, num_classes) */
+  bool mean_pool;        /* challenge: classify the mean of the patch outputs instead of <cls> */
+} ViT;
+void ViT_init(ViT *m, ParamSet *ps, int img_size, int patch_size, int in_channels,
+              int num_hiddens, int mlp_num_hiddens, int num_heads, int num_blks,
+              float emb_dropout, float blk_dropout, bool use_bias, int num_classes);
+void ViT_free(ViT *m);
+
+/* Exercise 7.3 — the <cls> + position step. patches (batch, num_patches, num_hiddens) ->
+ * (batch, num_patches + 1, num_hiddens): prepend cls_token to every example, add
+ * pos_embedding, apply the embedding dropout. */
+Tensor *vit_add_cls_and_positions(ViT *m, Tensor *patches, bool training);
+
+/* Images (batch, C, H, W) -> logits (batch, num_classes). */
+Tensor *ViT_forward(ViT *m, Tensor *X, bool training);
+
+#endif

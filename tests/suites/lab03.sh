@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# lab03 smoke run: builds ./lab03, trains the classic preset for a few epochs (no gnuplot),
+# checks what it prints, summary.json and the figure data; a checkpoint saved by one run
+# reproduces its translations in a --load run; broken checkpoints and missing data are clear
+# errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   lab03: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL lab03: $1"; }
+check() { # description, command...
+  local what=$1
+  shift
+  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
+}
+
+tmp=$(mktemp -d /tmp/lab03_suite.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export AL_NO_GNUPLOT=1
+
+if ! make -s lab03 >"$tmp/build.log" 2>&1; then
+  bad "make lab03 failed:"
+  tail -20 "$tmp/build.log"
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+ok "make lab03"
+
+# the data set (fra-eng.zip) must be present for the training runs; say so plainly if not
+if ! ./lab03 --epochs 1 --heldout 0 --out "$tmp/probe" >"$tmp/probe.log" 2>&1 &&
+  grep -q 'make data' "$tmp/probe.log"; then
+  echo "skip lab03: fra-eng.zip not found (run make data); only the error path is checked"
+  check "missing data is a clear error" grep -q 'make data' "$tmp/probe.log"
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+fi
+
+./lab03 --epochs 30 --heldout 50 --save "$tmp/m.ckpt" --translate "i lost ." --out "$tmp/run" \
+  >"$tmp/run.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then ok "./lab03 --epochs 30 exits 0"; else
+  bad "./lab03 exited $rc"
+  tail -20 "$tmp/run.log"
+fi
+check "decoder shape check" grep -qx 'output shape (4, 7, 10), len(state) 3, enc_outputs (4, 7, 16), len(hidden_state) 2, hidden_state\[0\] (4, 16)' "$tmp/run.log"
+diff=$(sed -n 's/^fused GRU cell vs your gru_cell: max |difference| = //p' "$tmp/run.log")
+if [ -n "$diff" ] && awk -v d="$diff" 'BEGIN { exit !(d + 0 <= 1e-5) }'; then
+  ok "fused GRU cell equals gru_cell ($diff)"
+else
+  bad "fused vs gru_cell difference '$diff'"
+fi
+check "vocab 184 / 201, 601 pairs" grep -q '^preset d2l-0.17: 601 pairs (601 train), source vocab 184, target vocab 201, num_steps 10$' "$tmp/run.log"
+check "the book's closing line" grep -Eq '^loss [0-9]+\.[0-9]{3}, [0-9]+\.[0-9] tokens/sec on cpu$' "$tmp/run.log"
+n=$(grep -Ec "^(go \.|i lost \.|he's calm \.|i'm home \.) => .*, bleu [01]\.[0-9]{3}$" "$tmp/run.log")
+if [ "$n" = 4 ]; then ok "four translations with BLEU"; else bad "translation lines: $n, want 4"; fi
+check "training-pair check" grep -qx "'he's calm .' is not a training sentence" "$tmp/run.log"
+check "held-out BLEU-4 line" grep -Eq '^held-out corpus BLEU-4 on 50 unseen pairs: [0-9.]+' "$tmp/run.log"
+check "--translate line" grep -q "^i lost \. => " "$tmp/run.log"
+check "no NaN printed" bash -c "! grep -qi 'nan' '$tmp/run.log'"
+# 30 epochs: the loss must have gone down from the first epoch's ~0.45
+loss=$(sed -n 's/^loss \([0-9.]*\), .*/\1/p' "$tmp/run.log")
+if [ -n "$loss" ] && awk -v l="$loss" 'BEGIN { exit !(l + 0 < 0.2) }'; then ok "loss after 30 epochs $loss < 0.2"; else
+  bad "loss after 30 epochs '$loss'"
+fi
+
+sum="$tmp/run/summary.json"
+if [ -s "$sum" ]; then ok "summary.json written"; else bad "no summary.json"; fi
+for key in preset src_vocab_size tgt_vocab_size num_pairs epochs epoch_losses final_loss \
+  tokens_per_sec peak_rss_kb translations src pred ref bleu mean_bleu heldout_bleu4; do
+  grep -q "\"$key\":" "$sum" 2>/dev/null && ok "summary.json has \"$key\"" ||
+    bad "summary.json lacks \"$key\""
+done
+check "summary vocab sizes" bash -c "tr -d ' \n' <'$sum' | grep -q '\"src_vocab_size\":184,\"tgt_vocab_size\":201'"
+for f in loss.dat loss.gp attention.dat attention.gp; do
+  if [ -s "$tmp/run/$f" ]; then ok "figure file $f"; else bad "figure file $f missing"; fi
+done
+
+# the checkpoint reproduces the run's translations without training
+./lab03 --load "$tmp/m.ckpt" --heldout 0 --out "$tmp/load" >"$tmp/load.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^loaded ' "$tmp/load.log"; then ok "--load runs ($rc)"; else
+  bad "--load exited $rc"
+  tail -5 "$tmp/load.log"
+fi
+if [ "$(grep ' => ' "$tmp/run.log" | head -4)" = "$(grep ' => ' "$tmp/load.log" | head -4)" ]; then
+  ok "loaded model translates like the saved one"
+else
+  bad "translations differ after --load"
+fi
+check "--load does not train" bash -c "! grep -q '^epoch ' '$tmp/load.log'"
+
+# broken checkpoints: a clear error, non-zero, no crash
+head -c 300 "$tmp/m.ckpt" >"$tmp/trunc.ckpt"
+./lab03 --load "$tmp/trunc.ckpt" --heldout 0 --out "$tmp/bad" >"$tmp/bad.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q 'trunc.ckpt: CRC-32 mismatch\|trunc.ckpt: truncated' "$tmp/bad.log"; then
+  ok "truncated checkpoint rejected (exit $rc)"
+else
+  bad "truncated checkpoint: exit $rc"
+fi
+printf 'hello, not a model\n' >"$tmp/foreign.ckpt"
+./lab03 --load "$tmp/foreign.ckpt" --heldout 0 --out "$tmp/bad" >"$tmp/bad.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q 'not an attention-lab checkpoint' "$tmp/bad.log"; then
+  ok "foreign file rejected (exit $rc)"
+else
+  bad "foreign file: exit $rc"
+fi
+./lab03 --load "$tmp/m.ckpt" --rnn lstm --heldout 0 --out "$tmp/bad" >"$tmp/bad.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "saved for model 'bahdanau gru" "$tmp/bad.log"; then
+  ok "checkpoint of another architecture rejected (exit $rc)"
+else
+  bad "--rnn lstm with a GRU checkpoint: exit $rc"
+fi
+
+# flags: the book's exercises run; bad values are errors
+./lab03 --rnn lstm --attention dot --epochs 3 --heldout 0 --out "$tmp/lstm" >"$tmp/lstm.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^training-time comparison (3 epochs): lstm + dot' "$tmp/lstm.log"; then
+  ok "--rnn lstm --attention dot with the timing comparison"
+else
+  bad "--rnn lstm --attention dot: exit $rc"
+  tail -5 "$tmp/lstm.log"
+fi
+./lab03 --rnn rnn --out "$tmp/bad" >"$tmp/bad.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q -- '--rnn must be gru or lstm' "$tmp/bad.log"; then ok "--rnn rnn rejected"; else bad "--rnn rnn: exit $rc"; fi
+./lab03 --preset d2l-9 --out "$tmp/bad" >"$tmp/bad.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q "unknown --preset" "$tmp/bad.log"; then ok "unknown preset rejected"; else bad "--preset d2l-9: exit $rc"; fi
+check "--help exits 0" ./lab03 --help
+
+# missing data: run from a directory where none of the searched places exist
+mkdir -p "$tmp/empty/cwd"
+(cd "$tmp/empty/cwd" && D2L_DATA_DIR= "$root/lab03" --data-dir "$tmp/empty/none" --epochs 1 \
+  --out "$tmp/empty/out") >"$tmp/nodata.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q 'make data' "$tmp/nodata.log" &&
+  grep -q "$tmp/empty/none" "$tmp/nodata.log"; then
+  ok "missing data: clear error naming the places searched (exit $rc)"
+else
+  bad "missing data: exit $rc"
+  cat "$tmp/nodata.log" | head -5
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
