@@ -881,7 +881,16 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
           "unset key\nunset grid\n"
           "set multiplot\n",
           pal == k_blues ? "Blues" : "Reds", lo, hi, 1.1 * s, cb_step);
+  /* One y label for the whole grid, centred on the panels at the left edge: gnuplot's own
+   * per-panel ylabel runs into the tick labels and the next row when panels are short. */
+  if (has_label(ylabel)) {
+    fputs("set label 999 ", f);
+    put_q(f, ylabel);
+    fprintf(f, " at screen %.5f, screen %.5f center rotate by 90 front\n",
+            (x_off + 0.8 * em) / W, 1 - (y_top + title_h + span_h / 2) / H);
+  }
   for (int k = 0; k < np; k++) {
+    if (k == 1 && has_label(ylabel)) fputs("unset label 999\n", f);
     int r = k / ncols, c = k % ncols;
     const HeatMap *hm = &maps[k];
     double x0 = x_off + left + c * (panel_w + hgap);
@@ -907,9 +916,7 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     fputs(left_col ? "set format y '%g'\n" : "set format y ''\n", f);
     fputs("set xlabel ", f);
     put_q(f, bottom_row && has_label(xlabel) ? xlabel : "");
-    fputs(" offset 0,0.2\nset ylabel ", f);
-    put_q(f, left_col && has_label(ylabel) ? ylabel : "");
-    fputs("\n", f);
+    fputs(" offset 0,0.2\nunset ylabel\n", f);
     if (k == np - 1)
       fprintf(f, "set colorbox user origin screen %.5f,%.5f size screen %.5f,%.5f bdefault\n",
               cb_x / W, 1 - (cb_top + cb_h) / H, cb_w / W, cb_h / H);

@@ -80,7 +80,7 @@ static void heatmap_grid(const char *out, const char *name, const float *rec, in
     }
   char *base = path_join(out, name);
   figure_saved(base, plot_heatmaps(base, maps, blks, heads, xlabel, ylabel, "Reds",
-                                   240 * heads + 140, 260 * blks + 80));
+                                   240 * heads + 140, 0));
   free(base), free(titles), free(buf), free(maps);
 }
 

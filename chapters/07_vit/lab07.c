@@ -429,29 +429,6 @@ garment: the shaft and heel of the boot, the patches between the trouser legs, a
 the pullover. Attention maps are a hint of what the model uses, not an explanation; try other
 `--seed` values and more `--show` images before reading too much into one picture.
 
-## Summary
-
-* The Vision Transformer turns an image into a sequence: $p \times p$ patches, each flattened
-  and linearly projected (a stride-$p$ convolution), plus a learned `<cls>` token and learned
-  positional embeddings.
-* Its encoder blocks are pre-norm: layer norm before multi-head attention and before the MLP
-  (dense–GELU–dropout–dense–dropout), with the residual stream left unnormalized.
-* The `<cls>` output, normalized and projected, gives the class; its attention over the
-  patches shows what the summary is made of.
-* Without the convolutional prior, a small ViT on a small data set does not beat a CNN; the
-  strength of Transformers is how they scale with data and model size.
-
-## Exercises
-
-1. How does the image size affect training time? Run `./lab07 --img-size 56` (and 14, 84) and
-   compare images/sec: the number of patches grows with the square of the side, and attention
-   with the square of the number of patches. Which part of a step grows fastest?
-2. Instead of the `<cls>` output, classify the mean of the patch outputs
-   (`./lab07 --mean-pool`). Compare the accuracy curves. Does `<cls>` earn its keep?
-3. (Graded, `make grade LAB=07`) Exercises 7.1 `PatchEmbedding_forward`, 7.2
-   `ViTBlock_forward` and 7.3 `vit_add_cls_and_positions` in `labs/lab07/`.
-4. Change the patch size (`--patch 4` on 28 x 28 images gives 49 patches instead of 16, `--patch
-   14` gives 4): how do accuracy and speed trade off?
   */
   {
     char *path = path_join(args.out, "summary.json");
@@ -484,6 +461,32 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
     free(path);
   }
   printf("peak RSS: %ld kB\n", peak_rss_kb());
+
+  /***
+## Summary
+
+* The Vision Transformer turns an image into a sequence: $p \times p$ patches, each flattened
+  and linearly projected (a stride-$p$ convolution), plus a learned `<cls>` token and learned
+  positional embeddings.
+* Its encoder blocks are pre-norm: layer norm before multi-head attention and before the MLP
+  (dense–GELU–dropout–dense–dropout), with the residual stream left unnormalized.
+* The `<cls>` output, normalized and projected, gives the class; its attention over the
+  patches shows what the summary is made of.
+* Without the convolutional prior, a small ViT on a small data set does not beat a CNN; the
+  strength of Transformers is how they scale with data and model size.
+
+## Exercises
+
+1. How does the image size affect training time? Run `./lab07 --img-size 56` (and 14, 84) and
+   compare images/sec: the number of patches grows with the square of the side, and attention
+   with the square of the number of patches. Which part of a step grows fastest?
+2. Instead of the `<cls>` output, classify the mean of the patch outputs
+   (`./lab07 --mean-pool`). Compare the accuracy curves. Does `<cls>` earn its keep?
+3. (Graded, `make grade LAB=07`) Exercises 7.1 `PatchEmbedding_forward`, 7.2
+   `ViTBlock_forward` and 7.3 `vit_add_cls_and_positions` in `labs/lab07/`.
+4. Change the patch size (`--patch 4` on 28 x 28 images gives 49 patches instead of 16, `--patch
+   14` gives 4): how do accuracy and speed trade off?
+  */
   free(att);
   free(imgs);
   free(ylab);
