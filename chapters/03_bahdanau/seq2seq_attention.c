@@ -60,6 +60,10 @@ void Seq2SeqAttentionDecoder_init(Seq2SeqAttentionDecoder *d, ParamSet *ps, RnnK
   init_xavier_uniform(d->rnn.layer[0].W_xh, embed_size + num_hiddens, G);
   init_xavier_uniform(d->W_xh_emb, embed_size + num_hiddens, G);
   Linear_init(&d->dense, ps, "decoder.dense", num_hiddens, vocab_size, true);
+  /* d2l's xavier_init_weights resets nn.Linear *weights* only: the dense bias keeps PyTorch's
+   * default U(-1/sqrt(fan_in), 1/sqrt(fan_in)), not Linear_init's zeros */
+  const float bound = 1.0f / sqrtf((float)num_hiddens);
+  init_uniform(d->dense.b, -bound, bound);
 }
 
 void Seq2SeqAttentionDecoder_init_state(Seq2SeqAttentionDecoder *d, Tensor *enc_outputs,

@@ -34,3 +34,13 @@ bench-lab07: lab07
 	@bash tests/bench/run_lab.sh --header
 	@bash tests/bench/run_lab.sh --unit images/sec "lab07 cpu preset, 2 epochs" -- ./lab07 --epochs 2 --out $(BENCH_DIR)/lab07
 	@bash tests/bench/run_lab.sh --unit images/sec "lab07 d2l preset, 20 steps" -- ./lab07 --preset d2l --steps 20 --out $(BENCH_DIR)/lab07_d2l
+
+# lab03 (Bahdanau attention): the classic preset for LAB03_SEEDS (tokens/sec, peak RSS, final
+# loss, mean BLEU of the four sentences, held-out BLEU-2) and two epochs of --preset d2l-1.0
+# (s/epoch), next to the PyTorch reference of issue 4. Targets: >= 55,000 tokens/sec, loss
+# <= 0.03, mean BLEU >= 0.85 over seeds, peak RSS < 64 MB.
+LAB03_SEEDS ?= 1 2 3
+bench: bench-lab03
+.PHONY: bench-lab03
+bench-lab03: lab03
+	@bash tests/bench/bench_lab03.sh $(BENCH_DIR)/lab03 $(LAB03_SEEDS)

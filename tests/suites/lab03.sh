@@ -59,6 +59,15 @@ if [ "$n" = 4 ]; then ok "four translations with BLEU"; else bad "translation li
 check "training-pair check" grep -qx "'he's calm .' is not a training sentence" "$tmp/run.log"
 check "held-out BLEU-4 line" grep -Eq '^held-out corpus BLEU-4 on 50 unseen pairs: [0-9.]+' "$tmp/run.log"
 check "--translate line" grep -q "^i lost \. => " "$tmp/run.log"
+# BLEU-2 = BP * sqrt(p1 * p2) with the brevity penalty BP <= 1: bounded by the printed precisions
+b2=$(sed -n 's/^held-out corpus BLEU-2: \([0-9.]*\)$/\1/p' "$tmp/run.log")
+pp=$(sed -n 's/^held-out corpus BLEU-4 on .*(n-gram precisions \([0-9.]*\) \([0-9.]*\) .*/\1 \2/p' "$tmp/run.log")
+if [ -n "$b2" ] && [ -n "$pp" ] && awk -v b="$b2" -v pp="$pp" 'BEGIN { split(pp, p, " ");
+  m = sqrt(p[1] * p[2]); exit !(b <= m + 0.002 && (m == 0 ? b == 0 : b > 0)) }'; then
+  ok "held-out BLEU-2 $b2 consistent with precisions $pp"
+else
+  bad "held-out BLEU-2 '$b2' vs precisions '$pp'"
+fi
 check "no NaN printed" bash -c "! grep -qi 'nan' '$tmp/run.log'"
 # 30 epochs: the loss must have gone down from the first epoch's ~0.45
 loss=$(sed -n 's/^loss \([0-9.]*\), .*/\1/p' "$tmp/run.log")
@@ -69,7 +78,8 @@ fi
 sum="$tmp/run/summary.json"
 if [ -s "$sum" ]; then ok "summary.json written"; else bad "no summary.json"; fi
 for key in preset src_vocab_size tgt_vocab_size num_pairs epochs epoch_losses final_loss \
-  tokens_per_sec peak_rss_kb translations src pred ref bleu mean_bleu heldout_bleu4; do
+  tokens_per_sec peak_rss_kb translations src pred ref bleu mean_bleu heldout_bleu4 heldout_bleu2 \
+  heldout_ngram_precisions; do
   grep -q "\"$key\":" "$sum" 2>/dev/null && ok "summary.json has \"$key\"" ||
     bad "summary.json lacks \"$key\""
 done
