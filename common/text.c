@@ -881,17 +881,19 @@ void bleu_stats_add(BleuStats *s, const char *const *pred, int len_pred,
   s->label_len += len_label;
 }
 
-double bleu_stats_score(const BleuStats *s) {
-  if (s->pred_len == 0) return 0.0;
+double bleu_stats_score_upto(const BleuStats *s, int N) {
+  if (s->pred_len == 0 || N < 1 || N > 4) return 0.0;
   double logp = 0.0;
-  for (int n = 0; n < 4; n++) {
+  for (int n = 0; n < N; n++) {
     if (s->total[n] == 0 || s->match[n] == 0) return 0.0;
-    logp += 0.25 * log((double)s->match[n] / (double)s->total[n]);
+    logp += log((double)s->match[n] / (double)s->total[n]) / N;
   }
   double bp = s->pred_len < s->label_len ? exp(1.0 - (double)s->label_len / (double)s->pred_len)
                                          : 1.0;
   return bp * exp(logp);
 }
+
+double bleu_stats_score(const BleuStats *s) { return bleu_stats_score_upto(s, 4); }
 
 double corpus_bleu(const TokenSeq *preds, const TokenSeq *labels, int n) {
   BleuStats s;

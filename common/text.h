@@ -190,6 +190,9 @@ typedef struct BleuStats {
 void bleu_stats_add(BleuStats *s, const char *const *pred, int len_pred,
                     const char *const *label, int len_label);
 double bleu_stats_score(const BleuStats *s); /* 0 when some precision is 0 */
+/* Corpus BLEU over n-grams 1..N (1 <= N <= 4): on small held-out sets p_4 is often 0, which
+ * zeroes BLEU-4 and hides whether unigrams and bigrams improved; BLEU-2 still shows it. */
+double bleu_stats_score_upto(const BleuStats *s, int N);
 double corpus_bleu(const TokenSeq *preds, const TokenSeq *labels, int n);
 
 #endif

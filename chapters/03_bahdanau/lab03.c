@@ -90,22 +90,6 @@ typedef struct Extra {
   double heldout_precisions[4];  /* corpus n-gram precisions p_1..p_4 */
 } Extra;
 
-/* Corpus BLEU with n-grams up to N (N = 2 here): the brevity penalty times the geometric mean
- * of p_1..p_N. bleu_stats_score is the N = 4 case; on this held-out set p_4 is usually 0, which
- * zeroes BLEU-4 and hides whether unigrams and bigrams improved. */
-static double corpus_bleu_upto(const BleuStats *st, int N) {
-  if (st->pred_len == 0) return 0.0;
-  double logp = 0.0;
-  for (int n = 0; n < N; n++) {
-    if (st->total[n] == 0 || st->match[n] == 0) return 0.0;
-    logp += log((double)st->match[n] / (double)st->total[n]) / N;
-  }
-  double bp = st->pred_len < st->label_len
-                  ? exp(1.0 - (double)st->label_len / (double)st->pred_len)
-                  : 1.0;
-  return bp * exp(logp);
-}
-
 static void write_extra(JsonW *w, void *ctx) {
   const Extra *e = ctx;
   json_kv_str(w, "rnn", e->rnn);
@@ -378,7 +362,7 @@ as well, $\exp(\min(0, 1 - \text{len}_\text{label} / \text{len}_\text{pred}))
       printf("held-out BLEU: %s\n", err);
     } else {
       hb = bleu_stats_score(&st);
-      ex.heldout_bleu2 = corpus_bleu_upto(&st, 2);
+      ex.heldout_bleu2 = bleu_stats_score_upto(&st, 2);
       printf("held-out corpus BLEU-4 on %d unseen pairs: %.3f (n-gram precisions", np, hb);
       for (int k = 0; k < 4; k++) {
         ex.heldout_precisions[k] = st.total[k] ? (double)st.match[k] / (double)st.total[k] : 0.0;

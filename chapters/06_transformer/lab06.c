@@ -100,6 +100,8 @@ typedef struct Extra {
   bool d2l_compat;
   double sec_per_epoch, full_vs_incremental, compat_eval_leak;
   int heldout_pairs;
+  double heldout_bleu2;          /* NAN when not measured */
+  double heldout_precisions[4];  /* corpus n-gram precisions p_1..p_4 */
   long params;
   const char *figs[3];
 } Extra;
@@ -120,6 +122,11 @@ static void write_extra(JsonW *j, void *ctx) {
   json_kv_int(j, "parameters", e->params);
   json_kv_num(j, "seconds_per_epoch", e->sec_per_epoch);
   json_kv_int(j, "heldout_pairs", e->heldout_pairs);
+  json_kv_num(j, "heldout_bleu2", e->heldout_bleu2);
+  if (e->heldout_pairs > 0) {
+    json_key(j, "heldout_ngram_precisions");
+    json_doubles(j, e->heldout_precisions, 4);
+  }
   json_kv_num(j, "max_abs_diff_full_vs_incremental", e->full_vs_incremental);
   json_kv_num(j, "compat_eval_future_dependence", e->compat_eval_leak);
   json_key(j, "figures"), json_arr_begin(j);
@@ -440,7 +447,7 @@ target position is trained in parallel. Now the book's four sentences, with BLEU
     printf("%s => %s, bleu %.3f\n", engs[i], preds[i].text, b);
   }
   net.record = NULL;
-  printf("mean bleu %.3f\n", mean_bleu);
+  printf("mean BLEU of the four sentences: %.3f\n", mean_bleu);
   if (translate) {
     predict_seq2seq(&model, d, translate, 0, false, &preds[4]);
     printf("%s => %s\n", translate, preds[4].text);
@@ -451,19 +458,31 @@ These are sentences the model trained on. For an honest number, lab 03's held-ou
 greedy translations of pairs it never saw (d2l-0.17: the lines after the 600 training pairs;
 d2l-1.0: the validation pairs), scored as a corpus.
   */
-  double heldout_bleu = NAN;
+  double heldout_bleu = NAN, heldout_bleu2 = NAN, heldout_prec[4] = {0};
   int heldout_pairs = 0;
   if (!no_heldout) {
-    if (seq2seq_heldout_bleu4(&model, d, args.data_dir, heldout, &heldout_bleu, &heldout_pairs,
-                              err, sizeof err) != 0)
+    BleuStats st;
+    if (seq2seq_heldout_stats(&model, d, args.data_dir, heldout, &st, &heldout_pairs, err,
+                              sizeof err) != 0) {
       printf("held-out BLEU-4: not computed (%s)\n", err);
-    else
-      printf("held-out BLEU-4 over %d unseen pairs: %.3f\n", heldout_pairs, heldout_bleu);
+    } else {
+      heldout_bleu = bleu_stats_score(&st);
+      heldout_bleu2 = bleu_stats_score_upto(&st, 2);
+      printf("held-out BLEU-4 over %d unseen pairs: %.3f (n-gram precisions", heldout_pairs,
+             heldout_bleu);
+      for (int k = 0; k < 4; k++) {
+        heldout_prec[k] = st.total[k] ? (double)st.match[k] / (double)st.total[k] : 0.0;
+        printf(" %.3f", heldout_prec[k]);
+      }
+      printf(")\nheld-out corpus BLEU-2: %.3f\n", heldout_bleu2);
+    }
   }
 
   /***
 Expect a low number: 600 short pairs teach a vocabulary of about 200 words, and most held-out
-sentences contain words the model has never seen (they become `<unk>`).
+sentences contain words the model has never seen (they become `<unk>`). BLEU-4 is usually
+exactly 0 here because not one 4-gram matches; the n-gram precisions and BLEU-2 (the same
+formula over 1- and 2-grams) show what the model does get right.
 
 ### Incremental decoding equals the masked full pass
 
@@ -548,6 +567,9 @@ and peak memory.
               .full_vs_incremental = full_vs_inc,
               .compat_eval_leak = leak,
               .heldout_pairs = heldout_pairs,
+              .heldout_bleu2 = heldout_bleu2,
+              .heldout_precisions = {heldout_prec[0], heldout_prec[1], heldout_prec[2],
+                                     heldout_prec[3]},
               .params = paramset_count(&ps),
               .figs = {figs[0], figs[1], figs[2]}};
   {

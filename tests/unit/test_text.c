@@ -415,6 +415,17 @@ TEST(corpus_bleu_known_values) {
   memset(&s, 0, sizeof s);
   bleu_stats_add(&s, NULL, 0, l0, 5);
   CHECK(bleu_stats_score(&s) == 0.0);
+  /* BLEU-2: one sentence, p1 = 4/5, p2 = 3/4 -> sqrt(0.6); a corpus without 4-gram matches
+   * scores 0 at N = 4 but not at N = 2 (c d e vs c d f: p1 = 2/3, p2 = 1/2) */
+  memset(&s, 0, sizeof s);
+  bleu_stats_add(&s, p0, 5, l0, 5);
+  CHECK_NEAR(bleu_stats_score_upto(&s, 2), sqrt(0.6), 1e-12);
+  CHECK_NEAR(bleu_stats_score_upto(&s, 4), bleu_stats_score(&s), 1e-15);
+  memset(&s, 0, sizeof s);
+  bleu_stats_add(&s, p0 + 2, 3, l0 + 2, 3);
+  CHECK(bleu_stats_score(&s) == 0.0);
+  CHECK_NEAR(bleu_stats_score_upto(&s, 2), sqrt((2.0 / 3) * (1.0 / 2)), 1e-12);
+  CHECK(bleu_stats_score_upto(&s, 0) == 0.0 && bleu_stats_score_upto(&s, 5) == 0.0);
 }
 
 /* ---------------------------------------------------------------- golden (real data) */
