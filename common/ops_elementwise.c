@@ -20,6 +20,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "fastmath.h"
 #include "ops.h"
 
 static void check_cpu(const char *op, const Tensor *t) {
@@ -171,9 +172,11 @@ static double row_sum(const float *g, const float *y, long n) {
 }
 
 /* gx += scale * g * y, summed over the dims operand x was repeated along. g has the output's
- * shape; y is the other operand's data (walked with its strides), or NULL for y = 1. */
+ * shape; y is the other operand's data (walked with its strides), or NULL for y = 1. With
+ * store, gx = ... instead: only for an operand of the output's size, whose every element the
+ * walk then visits exactly once (see grad_of). */
 static void accumulate_grad(const Broadcast *bc, int x, float *gx, const float *g,
-                            const float *y, float scale) {
+                            const float *y, float scale, bool store) {
   const int other = 1 - x;
   const long n = bc->len[0];
   const int ix = (int)bc->stride[x][0], iy = y ? (int)bc->stride[other][0] : 0;
@@ -183,37 +186,64 @@ static void accumulate_grad(const Broadcast *bc, int x, float *gx, const float *
     float *gxr = gx + off[x];
     const float *gr = g + r * n, *yr = y ? y + off[other] : &one;
     if (ix && iy) {
-      for (long j = 0; j < n; j++) gxr[j] += scale * gr[j] * yr[j];
+      if (store)
+        for (long j = 0; j < n; j++) gxr[j] = scale * gr[j] * yr[j];
+      else
+        for (long j = 0; j < n; j++) gxr[j] += scale * gr[j] * yr[j];
     } else if (ix) {
       const float s = scale * yr[0];
-      for (long j = 0; j < n; j++) gxr[j] += s * gr[j];
+      if (store)
+        for (long j = 0; j < n; j++) gxr[j] = s * gr[j];
+      else
+        for (long j = 0; j < n; j++) gxr[j] += s * gr[j];
     } else { /* x repeats along the row: reduce the row to one number */
       double acc = iy ? row_sum(gr, yr, n) : yr[0] * row_sum(gr, NULL, n);
-      gxr[0] += (float)(scale * acc);
+      gxr[0] = (store ? 0.0f : gxr[0]) + (float)(scale * acc);
     }
     next_row(bc, idx, off);
   }
 }
 
-static void add_backward(Tensor *out) {
-  Tensor *a = out->in[0], *b = out->in[1];
-  Broadcast bc = broadcast_plan("t_add", a, b);
-  if (a->requires_grad) accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, NULL, 1.0f);
-  if (b->requires_grad) accumulate_grad(&bc, ARG_B, tensor_grad(b), out->grad, NULL, 1.0f);
+/* The gradient buffer of operand x. An operand of the output's size is not broadcast, so its
+ * gradient may be stored rather than added when nothing reached it yet (*store); a broadcast
+ * one sums several output elements into each of its own and needs a zeroed buffer. The
+ * gradient of a is fetched (and so allocated) before b's: with t_add(x, x), b's then adds. */
+static float *grad_of(Tensor *x, const Tensor *out, bool *store) {
+  if (x->size == out->size) return tensor_grad_fresh(x, store);
+  *store = false;
+  return tensor_grad(x);
 }
 
-static void sub_backward(Tensor *out) {
+/* a +- b: the gradient reaches a as it is and b with sign sb. */
+static void add_sub_backward(Tensor *out, const char *op, float sb) {
   Tensor *a = out->in[0], *b = out->in[1];
-  Broadcast bc = broadcast_plan("t_sub", a, b);
-  if (a->requires_grad) accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, NULL, 1.0f);
-  if (b->requires_grad) accumulate_grad(&bc, ARG_B, tensor_grad(b), out->grad, NULL, -1.0f);
+  Broadcast bc = broadcast_plan(op, a, b);
+  bool store;
+  if (a->requires_grad) {
+    float *ga = grad_of(a, out, &store);
+    accumulate_grad(&bc, ARG_A, ga, out->grad, NULL, 1.0f, store);
+  }
+  if (b->requires_grad) {
+    float *gb = grad_of(b, out, &store);
+    accumulate_grad(&bc, ARG_B, gb, out->grad, NULL, sb, store);
+  }
 }
+
+static void add_backward(Tensor *out) { add_sub_backward(out, "t_add", 1.0f); }
+static void sub_backward(Tensor *out) { add_sub_backward(out, "t_sub", -1.0f); }
 
 static void mul_backward(Tensor *out) {
   Tensor *a = out->in[0], *b = out->in[1];
   Broadcast bc = broadcast_plan("t_mul", a, b);
-  if (a->requires_grad) accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, b->data, 1.0f);
-  if (b->requires_grad) accumulate_grad(&bc, ARG_B, tensor_grad(b), out->grad, a->data, 1.0f);
+  bool store;
+  if (a->requires_grad) {
+    float *ga = grad_of(a, out, &store);
+    accumulate_grad(&bc, ARG_A, ga, out->grad, b->data, 1.0f, store);
+  }
+  if (b->requires_grad) {
+    float *gb = grad_of(b, out, &store);
+    accumulate_grad(&bc, ARG_B, gb, out->grad, a->data, 1.0f, store);
+  }
 }
 
 /* d(a/b)/da = 1/b; d(a/b)/db = -a/b^2. Within one element of b's gradient b is constant, so
@@ -224,11 +254,13 @@ static void div_backward(Tensor *out) {
   if (a->requires_grad) {
     float *inv_b = arena_alloc(sizeof(float) * (size_t)b->size);
     for (long k = 0; k < b->size; k++) inv_b[k] = 1.0f / b->data[k];
-    accumulate_grad(&bc, ARG_A, tensor_grad(a), out->grad, inv_b, 1.0f);
+    bool store;
+    float *ga = grad_of(a, out, &store);
+    accumulate_grad(&bc, ARG_A, ga, out->grad, inv_b, 1.0f, store);
   }
   if (b->requires_grad) {
     float *ga_sum = arena_calloc(sizeof(float) * (size_t)b->size);
-    accumulate_grad(&bc, ARG_B, ga_sum, out->grad, a->data, 1.0f);
+    accumulate_grad(&bc, ARG_B, ga_sum, out->grad, a->data, 1.0f, false);
     float *gb = tensor_grad(b);
     for (long k = 0; k < b->size; k++) gb[k] -= ga_sum[k] / (b->data[k] * b->data[k]);
   }
@@ -256,10 +288,25 @@ static Tensor *unary_record(Tensor *out, Tensor *a, BackwardFn backward) {
   return out;
 }
 
+/* The body of a unary backward: a's gradient gets EXPR (of i, g = the output gradient,
+ * y = the output, x = the input) for every element; stored when nothing reached a before,
+ * added otherwise (two loops, so the store never reads the uninitialized buffer). */
+#define UNARY_BACKWARD(out, EXPR)                                                              \
+  do {                                                                                         \
+    bool fresh_;                                                                               \
+    float *ga = tensor_grad_fresh((out)->in[0], &fresh_);                                      \
+    const float *g = (out)->grad, *y = (out)->data, *x = (out)->in[0]->data;                   \
+    const long n_ = (out)->size;                                                               \
+    (void)y, (void)x;                                                                          \
+    if (fresh_)                                                                                \
+      for (long i = 0; i < n_; i++) ga[i] = (EXPR);                                            \
+    else                                                                                       \
+      for (long i = 0; i < n_; i++) ga[i] += (EXPR);                                           \
+  } while (0)
+
 static void scale_backward(Tensor *out) { /* d(s x) = s */
-  float *ga = tensor_grad(out->in[0]);
-  const float s = out->farg[0], *g = out->grad;
-  for (long i = 0; i < out->size; i++) ga[i] += s * g[i];
+  const float s = out->farg[0];
+  UNARY_BACKWARD(out, s * g[i]);
 }
 
 Tensor *t_scale(Tensor *a, float s) {
@@ -277,9 +324,7 @@ Tensor *t_neg(Tensor *a) {
 }
 
 static void add_scalar_backward(Tensor *out) { /* d(x + s) = 1 */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad;
-  for (long i = 0; i < out->size; i++) ga[i] += g[i];
+  UNARY_BACKWARD(out, g[i]);
 }
 
 Tensor *t_add_scalar(Tensor *a, float s) {
@@ -289,9 +334,7 @@ Tensor *t_add_scalar(Tensor *a, float s) {
 }
 
 static void exp_backward(Tensor *out) { /* d(e^x) = e^x = y */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad, *y = out->data;
-  for (long i = 0; i < out->size; i++) ga[i] += g[i] * y[i];
+  UNARY_BACKWARD(out, g[i] * y[i]);
 }
 
 Tensor *t_exp(Tensor *a) {
@@ -301,9 +344,7 @@ Tensor *t_exp(Tensor *a) {
 }
 
 static void log_backward(Tensor *out) { /* d(log x) = 1/x */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad, *x = out->in[0]->data;
-  for (long i = 0; i < out->size; i++) ga[i] += g[i] / x[i];
+  UNARY_BACKWARD(out, g[i] / x[i]);
 }
 
 Tensor *t_log(Tensor *a) {
@@ -313,9 +354,7 @@ Tensor *t_log(Tensor *a) {
 }
 
 static void square_backward(Tensor *out) { /* d(x^2) = 2x */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad, *x = out->in[0]->data;
-  for (long i = 0; i < out->size; i++) ga[i] += 2.0f * x[i] * g[i];
+  UNARY_BACKWARD(out, 2.0f * x[i] * g[i]);
 }
 
 Tensor *t_square(Tensor *a) {
@@ -325,34 +364,34 @@ Tensor *t_square(Tensor *a) {
 }
 
 static void tanh_backward(Tensor *out) { /* d(tanh x) = 1 - y^2 */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad, *y = out->data;
-  for (long i = 0; i < out->size; i++) ga[i] += g[i] * (1.0f - y[i] * y[i]);
+  UNARY_BACKWARD(out, g[i] * (1.0f - y[i] * y[i]));
 }
 
 Tensor *t_tanh(Tensor *a) {
   Tensor *out = unary_new("t_tanh", a);
-  for (long i = 0; i < a->size; i++) out->data[i] = tanhf(a->data[i]);
+  /* fast_tanhf: within a few ulps of tanhf, and the loop vectorizes (fastmath.h) */
+  const float *x = a->data;
+  float *y = out->data;
+  for (long i = 0; i < a->size; i++) y[i] = fast_tanhf(x[i]);
   return unary_record(out, a, tanh_backward);
 }
 
 static void sigmoid_backward(Tensor *out) { /* d(sigmoid x) = y (1 - y) */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad, *y = out->data;
-  for (long i = 0; i < out->size; i++) ga[i] += g[i] * y[i] * (1.0f - y[i]);
+  UNARY_BACKWARD(out, g[i] * y[i] * (1.0f - y[i]));
 }
 
 Tensor *t_sigmoid(Tensor *a) {
   Tensor *out = unary_new("t_sigmoid", a);
-  /* for very negative x, expf(-x) overflows to inf and the result is a clean 0 */
-  for (long i = 0; i < a->size; i++) out->data[i] = 1.0f / (1.0f + expf(-a->data[i]));
+  /* fast_sigmoidf: within a few ulps of 1 / (1 + expf(-x)), a clean 0 for very negative x and
+   * 1 for large x, and the loop vectorizes (fastmath.h) */
+  const float *x = a->data;
+  float *y = out->data;
+  for (long i = 0; i < a->size; i++) y[i] = fast_sigmoidf(x[i]);
   return unary_record(out, a, sigmoid_backward);
 }
 
 static void relu_backward(Tensor *out) { /* 1 where the output is positive, else 0 */
-  float *ga = tensor_grad(out->in[0]);
-  const float *g = out->grad, *y = out->data;
-  for (long i = 0; i < out->size; i++) ga[i] += y[i] > 0.0f ? g[i] : 0.0f;
+  UNARY_BACKWARD(out, y[i] > 0.0f ? g[i] : 0.0f);
 }
 
 Tensor *t_relu(Tensor *a) {
@@ -366,7 +405,9 @@ Tensor *t_relu(Tensor *a) {
  * normal density φ(x) = exp(-x²/2) / √(2π). */
 #define GELU_INV_SQRT2 0.70710678118654752f
 #define GELU_INV_SQRT_2PI 0.39894228040143268f
-#define GELU_PAR_MIN 65536 /* elements above which GELU's loops are split over threads */
+/* Elements above which GELU's loops are split over threads; if (parallel: ...), since a bare if
+ * on `parallel for simd` would also switch off vectorization below the threshold. */
+#define GELU_PAR_MIN 65536
 
 /* exp(x) for x <= 88 without libm, so GELU's loops vectorize: x = k ln2 + r, |r| <= ln2/2,
  * e^r by its degree-7 Taylor polynomial (relative error < 1e-8), 2^k built in the exponent
@@ -395,12 +436,15 @@ static inline float gelu_cdf(float x) {
 }
 
 static void gelu_backward(Tensor *out) { /* d(x Phi(x)) = Phi(x) + x phi(x) */
-  float *ga = tensor_grad(out->in[0]);
+  bool fresh;
+  float *ga = tensor_grad_fresh(out->in[0], &fresh);
   const float *g = out->grad, *x = out->in[0]->data;
-#pragma omp parallel for simd schedule(static) if (out->size >= GELU_PAR_MIN)
+  const float keep = fresh ? 0.0f : 1.0f; /* fresh: ga is uninitialized and never read */
+#pragma omp parallel for simd schedule(static) if (parallel: out->size >= GELU_PAR_MIN)
   for (long i = 0; i < out->size; i++) {
     float pdf = GELU_INV_SQRT_2PI * gelu_exp(-0.5f * x[i] * x[i]);
-    ga[i] += g[i] * (gelu_cdf(x[i]) + x[i] * pdf);
+    float d = g[i] * (gelu_cdf(x[i]) + x[i] * pdf);
+    ga[i] = keep != 0.0f ? ga[i] + d : d;
   }
 }
 
@@ -408,7 +452,7 @@ Tensor *t_gelu(Tensor *a) {
   Tensor *out = unary_new("t_gelu", a);
   const float *x = a->data;
   float *y = out->data;
-#pragma omp parallel for simd schedule(static) if (a->size >= GELU_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel: a->size >= GELU_PAR_MIN)
   for (long i = 0; i < a->size; i++) y[i] = x[i] * gelu_cdf(x[i]);
   return unary_record(out, a, gelu_backward);
 }

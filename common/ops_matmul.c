@@ -2,11 +2,22 @@
  *
  * Every product (forward and backward) is one gemm()/gemm_batched() call on the row-major
  * buffers; the backward passes use gemm's transpose flags instead of materialising transposes.
- * With C = A B:   dA += dC B^T,   dB += A^T dC   (beta = 1 accumulates into existing grads). */
+ * With C = A B:   dA += dC B^T,   dB += A^T dC   (beta = 1 accumulates into existing grads;
+ * beta = 0 when the gradient buffer is fresh, which gemm then writes without reading). */
 #include <string.h>
 
 #include "gemm.h"
 #include "ops.h"
+
+/* t's gradient buffer and the beta that adds into it: 0 when it is fresh (uninitialized), 1
+ * otherwise. Fetched before each gemm call, never inside its argument list: with t_bmm(x, x)
+ * the second fetch must see the buffer the first product wrote. */
+static float *grad_beta(Tensor *t, float *beta) {
+  bool fresh;
+  float *g = tensor_grad_fresh(t, &fresh);
+  *beta = fresh ? 0.0f : 1.0f;
+  return g;
+}
 
 /* CUDA tensors have their own dispatch; these CPU kernels must never see device pointers. */
 static void need_cpu(const char *op, const Tensor *a, const Tensor *b) {
@@ -25,10 +36,15 @@ static void matmul_backward(Tensor *out) {
   Tensor *a = out->in[0], *b = out->in[1];
   int m = out->iarg[0], n = out->iarg[1], k = out->iarg[2];
   const float *dC = out->grad;
-  if (a->requires_grad) /* dA (m,k) += dC (m,n) @ B^T (n,k) */
-    gemm(false, true, m, k, n, 1.0f, dC, n, b->data, n, 1.0f, tensor_grad(a), k);
-  if (b->requires_grad) /* dB (k,n) += A^T (k,m) @ dC (m,n) */
-    gemm(true, false, k, n, m, 1.0f, a->data, k, dC, n, 1.0f, tensor_grad(b), n);
+  float beta;
+  if (a->requires_grad) { /* dA (m,k) += dC (m,n) @ B^T (n,k) */
+    float *dA = grad_beta(a, &beta);
+    gemm(false, true, m, k, n, 1.0f, dC, n, b->data, n, beta, dA, k);
+  }
+  if (b->requires_grad) { /* dB (k,n) += A^T (k,m) @ dC (m,n) */
+    float *dB = grad_beta(b, &beta);
+    gemm(true, false, k, n, m, 1.0f, a->data, k, dC, n, beta, dB, n);
+  }
 }
 
 Tensor *t_matmul(Tensor *a, Tensor *b) {
@@ -61,12 +77,17 @@ static void bmm_backward(Tensor *out) {
   Tensor *a = out->in[0], *b = out->in[1];
   int B = out->iarg[0], m = out->iarg[1], n = out->iarg[2], k = out->iarg[3];
   const float *dC = out->grad;
-  if (a->requires_grad) /* dA[i] (m,k) += dC[i] (m,n) @ B[i]^T (n,k) */
-    gemm_batched(false, true, m, k, n, 1.0f, dC, n, (long)m * n, b->data, n, (long)k * n, 1.0f,
-                 tensor_grad(a), k, (long)m * k, B);
-  if (b->requires_grad) /* dB[i] (k,n) += A[i]^T (k,m) @ dC[i] (m,n) */
-    gemm_batched(true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n, (long)m * n, 1.0f,
-                 tensor_grad(b), n, (long)k * n, B);
+  float beta;
+  if (a->requires_grad) { /* dA[i] (m,k) += dC[i] (m,n) @ B[i]^T (n,k) */
+    float *dA = grad_beta(a, &beta);
+    gemm_batched(false, true, m, k, n, 1.0f, dC, n, (long)m * n, b->data, n, (long)k * n, beta,
+                 dA, k, (long)m * k, B);
+  }
+  if (b->requires_grad) { /* dB[i] (k,n) += A[i]^T (k,m) @ dC[i] (m,n) */
+    float *dB = grad_beta(b, &beta);
+    gemm_batched(true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n, (long)m * n, beta,
+                 dB, n, (long)k * n, B);
+  }
 }
 
 Tensor *t_bmm(Tensor *a, Tensor *b) {
@@ -102,12 +123,17 @@ static void bmm_nt_backward(Tensor *out) {
   Tensor *a = out->in[0], *b = out->in[1];
   int B = out->iarg[0], m = out->iarg[1], n = out->iarg[2], k = out->iarg[3];
   const float *dC = out->grad;
-  if (a->requires_grad) /* dA[i] (m,k) += dC[i] (m,n) @ B[i] (n,k) */
-    gemm_batched(false, false, m, k, n, 1.0f, dC, n, (long)m * n, b->data, k, (long)n * k, 1.0f,
-                 tensor_grad(a), k, (long)m * k, B);
-  if (b->requires_grad) /* dB[i] (n,k) += dC[i]^T (n,m) @ A[i] (m,k) */
-    gemm_batched(true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k, (long)m * k, 1.0f,
-                 tensor_grad(b), k, (long)n * k, B);
+  float beta;
+  if (a->requires_grad) { /* dA[i] (m,k) += dC[i] (m,n) @ B[i] (n,k) */
+    float *dA = grad_beta(a, &beta);
+    gemm_batched(false, false, m, k, n, 1.0f, dC, n, (long)m * n, b->data, k, (long)n * k, beta,
+                 dA, k, (long)m * k, B);
+  }
+  if (b->requires_grad) { /* dB[i] (n,k) += dC[i]^T (n,m) @ A[i] (m,k) */
+    float *dB = grad_beta(b, &beta);
+    gemm_batched(true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k, (long)m * k, beta,
+                 dB, k, (long)n * k, B);
+  }
 }
 
 Tensor *t_bmm_nt(Tensor *a, Tensor *b) {
@@ -138,16 +164,36 @@ Tensor *t_bmm_nt(Tensor *a, Tensor *b) {
 }
 
 /* ---------- t_linear: x (..., in) @ W (in, out) + b (out) -> (..., out) ---------- */
+
+/* dst[0..n) = src[0..n) in blocks of 8 floats (one vector move each), the last block
+ * overlapping the one before: rows are short, and memcpy (which GCC would also make of a plain
+ * copy loop) costs a library call per row. */
+static inline void copy_row(float *restrict dst, const float *restrict src, int n) {
+  if (n < 8) {
+    memcpy(dst, src, sizeof(float) * (size_t)n);
+    return;
+  }
+  int j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; k++) dst[j + k] = src[j + k];
+  if (j < n)
+    for (int k = 0; k < 8; k++) dst[n - 8 + k] = src[n - 8 + k];
+}
 /* The leading dims of x are flattened into rows, so the whole layer is one GEMM. */
 
 static void linear_backward(Tensor *out) {
   Tensor *x = out->in[0], *W = out->in[1], *b = out->in[2];
   int rows = out->iarg[0], in = out->iarg[1], nout = out->iarg[2];
   const float *dY = out->grad;
-  if (x->requires_grad) /* dx (rows,in) += dY (rows,out) @ W^T (out,in) */
-    gemm(false, true, rows, in, nout, 1.0f, dY, nout, W->data, nout, 1.0f, tensor_grad(x), in);
-  if (W->requires_grad) /* dW (in,out) += x^T (in,rows) @ dY (rows,out) */
-    gemm(true, false, in, nout, rows, 1.0f, x->data, in, dY, nout, 1.0f, tensor_grad(W), nout);
+  float beta;
+  if (x->requires_grad) { /* dx (rows,in) += dY (rows,out) @ W^T (out,in) */
+    float *dx = grad_beta(x, &beta);
+    gemm(false, true, rows, in, nout, 1.0f, dY, nout, W->data, nout, beta, dx, in);
+  }
+  if (W->requires_grad) { /* dW (in,out) += x^T (in,rows) @ dY (rows,out) */
+    float *dW = grad_beta(W, &beta);
+    gemm(true, false, in, nout, rows, 1.0f, x->data, in, dY, nout, beta, dW, nout);
+  }
   if (b && b->requires_grad) { /* db (out) += column sums of dY */
     float *db = tensor_grad(b);
     for (int r = 0; r < rows; r++) {
@@ -181,7 +227,7 @@ Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b) {
   out->name = "linear";
   float *Y = out->data;
   if (b) { /* seed every row with the bias and let the GEMM accumulate onto it (beta = 1) */
-    for (int r = 0; r < rows; r++) memcpy(Y + (size_t)r * nout, b->data, sizeof(float) * nout);
+    for (int r = 0; r < rows; r++) copy_row(Y + (size_t)r * nout, b->data, nout);
   }
   gemm(false, false, rows, nout, in, 1.0f, x->data, in, W->data, nout, b ? 1.0f : 0.0f, Y, nout);
   if (ag_needs_grad(x, W, b)) {

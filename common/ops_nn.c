@@ -48,14 +48,62 @@ static int check_index(const char *op, const char *what, long i, float v, int n)
 
 /* Rows are split over threads when there is enough work to pay for the fork (a few us). */
 #define LN_PAR_MIN 65536
+/* Row sums keep LN_LANES independent partial sums (a fixed order, so results are reproducible):
+ * GCC vectorizes that without -ffast-math, while one running sum is a chain of dependent adds
+ * (a third of layer norm's time at the Transformer's 32 features). */
+#define LN_LANES 16
+
+/* sum_j a[j] for a row of D. */
+static inline float ln_sum(const float *a, int D) {
+  float acc[LN_LANES] = {0}, s = 0;
+  int j = 0;
+  for (; j + LN_LANES <= D; j += LN_LANES)
+    for (int k = 0; k < LN_LANES; k++) acc[k] += a[j + k];
+  for (; j < D; j++) s += a[j];
+  for (int k = 0; k < LN_LANES; k++) s += acc[k];
+  return s;
+}
+
+/* sum_j a[j] * b[j] for a row of D. */
+static inline float ln_dot(const float *a, const float *b, int D) {
+  float acc[LN_LANES] = {0}, s = 0;
+  int j = 0;
+  for (; j + LN_LANES <= D; j += LN_LANES)
+    for (int k = 0; k < LN_LANES; k++) acc[k] += a[j + k] * b[j + k];
+  for (; j < D; j++) s += a[j] * b[j];
+  for (int k = 0; k < LN_LANES; k++) s += acc[k];
+  return s;
+}
+
+/* sum_j (x[j] - mean)^2 for a row of D. */
+static inline float ln_sq_dev(const float *x, float mean, int D) {
+  float acc[LN_LANES] = {0}, s = 0;
+  int j = 0;
+  for (; j + LN_LANES <= D; j += LN_LANES)
+    for (int k = 0; k < LN_LANES; k++) acc[k] += (x[j + k] - mean) * (x[j + k] - mean);
+  for (; j < D; j++) s += (x[j] - mean) * (x[j] - mean);
+  for (int k = 0; k < LN_LANES; k++) s += acc[k];
+  return s;
+}
+
+/* gamma's data, or D ones when there is no gamma (beta: zeros), so the row loops have no
+ * per-element branch. */
+static const float *ln_vec(const Tensor *v, int D, float fill) {
+  if (v) return v->data;
+  float *f = arena_alloc(sizeof(float) * (size_t)(D ? D : 1));
+  for (int j = 0; j < D; j++) f[j] = fill;
+  return f;
+}
 
 static void layer_norm_backward(Tensor *out) {
   Tensor *x = out->in[0], *gamma = out->in[1], *beta = out->in[2];
   const float *stats = out->aux; /* (rows, 2): mean, rstd */
-  const float *g = out->grad, *gm = gamma ? gamma->data : NULL;
+  const float *g = out->grad;
   int D = x->shape[x->ndim - 1];
   long rows = D ? x->size / D : 0;
-  float *dx = x->requires_grad ? tensor_grad(x) : NULL;
+  const float *gm = ln_vec(gamma, D, 1.0f);
+  bool fresh = false; /* nothing reached x yet: its rows are stored, not added */
+  float *dx = x->requires_grad ? tensor_grad_fresh(x, &fresh) : NULL;
   float *dgamma = gamma && gamma->requires_grad ? tensor_grad(gamma) : NULL;
   float *dbeta = beta && beta->requires_grad ? tensor_grad(beta) : NULL;
   /* dgamma / dbeta are sums over rows: each thread sums its rows into its own slice of
@@ -65,6 +113,9 @@ static void layer_norm_backward(Tensor *out) {
   if (x->size >= LN_PAR_MIN) nt = omp_get_max_threads();
 #endif
   float *part = (dgamma || dbeta) ? arena_calloc(sizeof(float) * (size_t)nt * 2 * D) : NULL;
+  const float invD = D ? 1.0f / (float)D : 0.0f;
+  /* two rows of scratch per thread: xhat and dxhat = g * gamma */
+  float *xh_all = arena_alloc(sizeof(float) * (size_t)nt * 2 * (size_t)(D ? D : 1));
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
     int tid = 0;
@@ -72,26 +123,26 @@ static void layer_norm_backward(Tensor *out) {
     tid = omp_get_thread_num();
 #endif
     float *pg = part ? part + (size_t)tid * 2 * D : NULL, *pb = pg ? pg + D : NULL;
+    float *xh = xh_all + (size_t)tid * 2 * D, *dxh = xh + D;
 #pragma omp for schedule(static)
     for (long r = 0; r < rows; r++) {
       const float *xr = x->data + r * D, *gr = g + r * D;
       float mean = stats[2 * r], rstd = stats[2 * r + 1];
-      float sum_dxh = 0, sum_dxh_xh = 0;
-      for (int j = 0; j < D; j++) {
-        float xh = (xr[j] - mean) * rstd;
-        float dxh = gr[j] * (gm ? gm[j] : 1.0f);
-        sum_dxh += dxh;
-        sum_dxh_xh += dxh * xh;
-        if (pg) pg[j] += gr[j] * xh;
-        if (pb) pb[j] += gr[j];
-      }
+      for (int j = 0; j < D; j++) xh[j] = (xr[j] - mean) * rstd;
+      if (pg)
+        for (int j = 0; j < D; j++) {
+          pg[j] += gr[j] * xh[j];
+          pb[j] += gr[j];
+        }
       if (!dx) continue;
-      float a = sum_dxh / (float)D, b = sum_dxh_xh / (float)D;
+      /* a = mean(dxhat), b = mean(dxhat * xhat) */
+      for (int j = 0; j < D; j++) dxh[j] = gr[j] * gm[j];
+      const float a = ln_sum(dxh, D) * invD, b = ln_dot(dxh, xh, D) * invD;
       float *dr = dx + r * D;
-      for (int j = 0; j < D; j++) {
-        float xh = (xr[j] - mean) * rstd;
-        dr[j] += rstd * (gr[j] * (gm ? gm[j] : 1.0f) - a - xh * b);
-      }
+      if (fresh)
+        for (int j = 0; j < D; j++) dr[j] = rstd * (dxh[j] - a - xh[j] * b);
+      else
+        for (int j = 0; j < D; j++) dr[j] += rstd * (dxh[j] - a - xh[j] * b);
     }
   }
   for (int t = 0; part && t < nt; t++)
@@ -112,18 +163,15 @@ Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
   Tensor *out = tensor_new(x->ndim, x->shape);
   out->name = "layer_norm";
   float *stats = arena_alloc(sizeof(float) * (size_t)(2 * rows + 1));
-  const float *gm = gamma ? gamma->data : NULL, *bt = beta ? beta->data : NULL;
+  const float *gm = ln_vec(gamma, D, 1.0f), *bt = ln_vec(beta, D, 0.0f);
 #pragma omp parallel for schedule(static) if (x->size >= LN_PAR_MIN)
   for (long r = 0; r < rows; r++) {
     const float *xr = x->data + r * D;
     float *yr = out->data + r * D;
-    float mean = 0, var = 0;
-    for (int j = 0; j < D; j++) mean += xr[j];
-    mean /= (float)D;
-    for (int j = 0; j < D; j++) var += (xr[j] - mean) * (xr[j] - mean); /* two passes: no cancellation */
-    float rstd = 1.0f / sqrtf(var / (float)D + eps);
-    for (int j = 0; j < D; j++)
-      yr[j] = (xr[j] - mean) * rstd * (gm ? gm[j] : 1.0f) + (bt ? bt[j] : 0.0f);
+    float mean = ln_sum(xr, D) / (float)D;
+    float var = ln_sq_dev(xr, mean, D) / (float)D; /* two passes: no cancellation */
+    float rstd = 1.0f / sqrtf(var + eps);
+    for (int j = 0; j < D; j++) yr[j] = (xr[j] - mean) * rstd * gm[j] + bt[j];
     stats[2 * r] = mean;
     stats[2 * r + 1] = rstd;
   }
@@ -285,17 +333,40 @@ Tensor *t_embedding(Tensor *W, Tensor *ids) {
 /* ---------- dropout ---------- */
 
 /* The kept mask (one byte per element) and the 1 / (1 - p) scale route the gradient. */
-/* Elements above which dropout's loops are split over threads (a fork costs a few us). */
+/* Elements above which dropout's loops are split over threads (a fork costs a few us). The
+ * clause is written if (parallel: ...): a bare if on `parallel for simd` also governs the simd
+ * part, and a false condition then runs the loop one element at a time (9x slower here). */
 #define DROPOUT_PAR_MIN 65536
 
 static void dropout_backward(Tensor *out) {
   Tensor *x = out->in[0];
   const uint8_t *keep = out->aux;
   float scale = out->farg[0];
-  float *dx = tensor_grad(x);
+  bool fresh;
+  float *dx = tensor_grad_fresh(x, &fresh);
   const float *g = out->grad;
-#pragma omp parallel for simd schedule(static) if (out->size >= DROPOUT_PAR_MIN)
-  for (long i = 0; i < out->size; i++) dx[i] += g[i] * (keep[i] ? scale : 0.0f);
+  const long n = out->size;
+  if (fresh) {
+#pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
+    for (long i = 0; i < n; i++) dx[i] = g[i] * (keep[i] ? scale : 0.0f);
+  } else {
+#pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
+    for (long i = 0; i < n; i++) dx[i] += g[i] * (keep[i] ? scale : 0.0f);
+  }
+}
+
+/* 32 well-mixed bits from element i of the mask seeded by (s0, s1): a Weyl step i * golden + s0,
+ * then murmur3's 32-bit finalizer (a bijection whose output bits each depend on every input
+ * bit). Only 32-bit multiplies, so the mask loop vectorizes (16 lanes with AVX-512); the
+ * splitmix64 it replaces needed 64-bit multiplies, which GCC left scalar. */
+static inline uint32_t dropout_bits(uint32_t i, uint32_t s0, uint32_t s1) {
+  uint32_t z = (i * 0x9e3779b9u + s0) ^ s1;
+  z ^= z >> 16;
+  z *= 0x85ebca6bu;
+  z ^= z >> 13;
+  z *= 0xc2b2ae35u;
+  z ^= z >> 16;
+  return z;
 }
 
 Tensor *t_dropout(Tensor *x, float p, bool training) {
@@ -308,21 +379,22 @@ Tensor *t_dropout(Tensor *x, float p, bool training) {
   float scale = 1.0f / (1.0f - p);
   Tensor *out = tensor_new(x->ndim, x->shape);
   out->name = "dropout";
-  /* Counter-based mask: element i is kept when 32 bits of splitmix64(seed + i * golden) are
-   * >= p * 2^32 (exact to 2^-32). One draw of g_rng seeds it, so the --seed still fixes every
-   * mask, and elements do not depend on each other: the loop vectorizes and splits over threads
-   * with the same result (a serial Bernoulli draw per element was a quarter of a ViT step). */
+  /* Counter-based mask: element i is kept when dropout_bits(i) >= p * 2^32 (exact to 2^-32).
+   * One draw of g_rng seeds it, so the --seed still fixes every mask, and elements do not
+   * depend on each other: the loop vectorizes and splits over threads with the same result
+   * (a serial Bernoulli draw per element was a quarter of a ViT step). The counter is 32 bits:
+   * a tensor beyond 2^32 elements (16 GB) would repeat its mask. */
   const uint64_t seed = rng_next(&g_rng);
-  const uint64_t thr = (uint64_t)((double)p * 4294967296.0);
+  const uint32_t s0 = (uint32_t)seed, s1 = (uint32_t)(seed >> 32);
+  const uint32_t thr = (uint32_t)((double)p * 4294967296.0); /* p < 1: fits in 32 bits */
   const float *xd = x->data;
   float *od = out->data;
-#pragma omp parallel for simd schedule(static) if (x->size >= DROPOUT_PAR_MIN)
-  for (long i = 0; i < x->size; i++) {
-    uint64_t z = seed + (uint64_t)i * 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    keep[i] = (uint8_t)(((z ^ (z >> 31)) >> 32) >= thr);
-    od[i] = xd[i] * (keep[i] ? scale : 0.0f);
+  const long n = x->size;
+#pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
+  for (long i = 0; i < n; i++) {
+    uint8_t k = dropout_bits((uint32_t)i, s0, s1) >= thr;
+    keep[i] = k;
+    od[i] = xd[i] * (k ? scale : 0.0f);
   }
   if (ag_needs_grad(x, NULL, NULL)) {
     out->aux = keep;

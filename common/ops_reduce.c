@@ -123,9 +123,13 @@ Tensor *t_mean(Tensor *a, int dim, bool keepdim) {
 
 static void reduce_all_backward(Tensor *out) { /* every element gets scale * g */
   Tensor *a = out->in[0];
-  float *ga = tensor_grad(a);
+  bool fresh;
+  float *ga = tensor_grad_fresh(a, &fresh);
   const float dg = out->farg[0] * out->grad[0];
-  for (long i = 0; i < a->size; i++) ga[i] += dg;
+  if (fresh)
+    for (long i = 0; i < a->size; i++) ga[i] = dg;
+  else
+    for (long i = 0; i < a->size; i++) ga[i] += dg;
 }
 
 static Tensor *reduce_all(const char *op, Tensor *a, bool mean) {

@@ -37,6 +37,28 @@ static void add_into(float *dst, const float *src, long n) {
   for (long i = 0; i < n; i++) dst[i] += src[i];
 }
 
+/* Short runs (a head's 8 or 16 features in transpose_qkv) in blocks of 8: each block is one
+ * vector move, where memcpy or a loop GCC turns into memcpy costs a library call per run. The
+ * last block overlaps the one before instead of running a remainder loop. */
+static inline void copy_run(float *restrict dst, const float *restrict src, int n) {
+  if (n < 8) {
+    for (int j = 0; j < n; j++) dst[j] = src[j];
+    return;
+  }
+  int j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; k++) dst[j + k] = src[j + k];
+  if (j < n)
+    for (int k = 0; k < 8; k++) dst[n - 8 + k] = src[n - 8 + k];
+}
+
+static inline void add_run(float *restrict dst, const float *restrict src, int n) {
+  int j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; k++) dst[j + k] += src[j + k];
+  for (; j < n; j++) dst[j] += src[j];
+}
+
 /* A new tensor header that shares x's data (no copy). */
 static Tensor *view_of(const Tensor *x, int ndim, const int *shape, const char *name) {
   Tensor *v = arena_calloc(sizeof *v);
@@ -49,9 +71,14 @@ static Tensor *view_of(const Tensor *x, int ndim, const int *shape, const char *
   return v;
 }
 
-/* Backward of ops whose output is the input's data in the same order (reshape, copy). */
+/* Backward of t_copy: the gradient passes through unchanged. */
 static void identity_backward(Tensor *out) {
-  add_into(tensor_grad(out->in[0]), out->grad, out->size);
+  bool fresh;
+  float *dx = tensor_grad_fresh(out->in[0], &fresh);
+  if (fresh)
+    memcpy(dx, out->grad, sizeof(float) * (size_t)out->size);
+  else
+    add_into(dx, out->grad, out->size);
 }
 
 /* ---------- reshape ---------- */
@@ -92,27 +119,45 @@ Tensor *t_reshape(Tensor *x, int ndim, const int *shape) {
                  shape_str(x, sx, sizeof sx), x->size, want, known);
   }
   Tensor *out = view_of(x, ndim, s, "reshape");
-  if (ag_needs_grad(x, NULL, NULL)) ag_record(out, identity_backward, x, NULL, NULL);
+  /* the view's gradient is x's buffer itself: no zeroing, no copy back */
+  if (ag_needs_grad(x, NULL, NULL)) ag_record_view(out, x);
   return out;
 }
 
 /* ---------- permute / transpose ---------- */
 
+/* What permute_walk does at each element: forward copies in -> outp; backward adds outp (the
+ * output gradient) into in (the input gradient), or stores it there when that gradient is
+ * fresh (a permutation reaches every input element exactly once). */
+typedef enum { PW_GATHER, PW_ADD, PW_STORE } PermuteMode;
+
 /* Walk the output (shape oshape, 4 dims after padding) in row-major order; output index
- * (i0..i3) reads input offset sum(i_k * sstride[k]). Forward copies in -> outp; backward adds
- * outp (the output gradient) into in (the input gradient) along the same walk. */
+ * (i0..i3) reads input offset sum(i_k * sstride[k]). When the last dim stays last
+ * (sstride[3] == 1, e.g. transpose_qkv's (B,T,H,D) -> (B,H,T,D)) each innermost run is
+ * contiguous on both sides: memcpy-like loops the compiler vectorizes. */
 static void permute_walk(float *in, float *outp, const int *oshape, const long *sstride,
-                         bool backward) {
-  long o = 0;
+                         PermuteMode mode) {
+  const long st = sstride[3];
+  const int n = oshape[3];
+  float *o = outp;
   for (int a = 0; a < oshape[0]; a++)
     for (int b = 0; b < oshape[1]; b++)
-      for (int c = 0; c < oshape[2]; c++) {
+      for (int c = 0; c < oshape[2]; c++, o += n) {
         float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
-        long st = sstride[3];
-        if (backward)
-          for (int d = 0; d < oshape[3]; d++) base[d * st] += outp[o++];
-        else
-          for (int d = 0; d < oshape[3]; d++) outp[o++] = base[d * st];
+        if (st == 1) {
+          if (mode == PW_GATHER)
+            copy_run(o, base, n);
+          else if (mode == PW_STORE)
+            copy_run(base, o, n);
+          else
+            add_run(base, o, n);
+        } else if (mode == PW_GATHER) {
+          for (int d = 0; d < n; d++) o[d] = base[d * st];
+        } else if (mode == PW_STORE) {
+          for (int d = 0; d < n; d++) base[d * st] = o[d];
+        } else {
+          for (int d = 0; d < n; d++) base[d * st] += o[d];
+        }
       }
 }
 
@@ -136,7 +181,9 @@ static void permute_backward(Tensor *out) {
   int oshape[T_MAXDIM];
   long sstride[T_MAXDIM];
   permute_geometry(x, out->iarg, oshape, sstride);
-  permute_walk(tensor_grad(x), out->grad, oshape, sstride, true);
+  bool fresh;
+  float *dx = tensor_grad_fresh(x, &fresh);
+  permute_walk(dx, out->grad, oshape, sstride, fresh ? PW_STORE : PW_ADD);
 }
 
 Tensor *t_permute(Tensor *x, const int *perm) {
@@ -157,7 +204,7 @@ Tensor *t_permute(Tensor *x, const int *perm) {
   for (int k = 0; k < x->ndim; k++) shape[k] = x->shape[p[k]];
   Tensor *out = tensor_new(x->ndim, shape);
   out->name = "permute";
-  permute_walk(x->data, out->data, oshape, sstride, false);
+  permute_walk(x->data, out->data, oshape, sstride, PW_GATHER);
   if (ag_needs_grad(x, NULL, NULL)) {
     memcpy(out->iarg, p, sizeof(int) * (size_t)x->ndim);
     ag_record(out, permute_backward, x, NULL, NULL);
@@ -189,9 +236,15 @@ static void concat_backward(Tensor *out) {
   for (int k = 0; k < s->n; k++) {
     Tensor *x = s->xs[k];
     long row = (long)x->shape[s->dim] * inner;
-    if (x->requires_grad) {
-      float *dx = tensor_grad(x);
-      for (long o = 0; o < outer; o++) add_into(dx + o * row, out->grad + o * orow + off, row);
+    if (x->requires_grad) { /* input k is every row's k-th run: stored when fresh */
+      bool fresh;
+      float *dx = tensor_grad_fresh(x, &fresh);
+      for (long o = 0; o < outer; o++) {
+        if (fresh)
+          memcpy(dx + o * row, out->grad + o * orow + off, sizeof(float) * (size_t)row);
+        else
+          add_into(dx + o * row, out->grad + o * orow + off, row);
+      }
     }
     off += row;
   }

@@ -110,8 +110,16 @@ float clip_grad_norm(ParamSet *ps, float max_norm) {
     const Tensor *p = ps->items[i];
     if (!p->grad) continue;
     check_host("clip_grad_norm", p);
-    double s = 0; /* per-tensor partial sum in double: millions of small squares */
-    for (long j = 0; j < p->size; j++) s += (double)p->grad[j] * p->grad[j];
+    /* per-tensor partial sums in double (millions of small squares), in 8 independent lanes
+     * so the loop vectorizes: one running sum is a chain of dependent adds, which without
+     * -ffast-math the compiler may not reorder */
+    const float *g = p->grad;
+    double lane[8] = {0}, s = 0;
+    long j = 0;
+    for (; j + 8 <= p->size; j += 8)
+      for (int k = 0; k < 8; k++) lane[k] += (double)g[j + k] * g[j + k];
+    for (; j < p->size; j++) s += (double)g[j] * g[j];
+    for (int k = 0; k < 8; k++) s += lane[k];
     sq += s;
   }
   double norm = sqrt(sq);

@@ -278,21 +278,44 @@ void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c) {
   g_tape[g_tape_len++] = out;
 }
 
-float *tensor_grad(Tensor *t) {
-  if (!t->grad) {
-    if (t->is_param) {
-      t->grad = xcalloc((size_t)(t->size ? t->size : 1), sizeof(float));
-    } else if (t->size >= (1L << 16)) {
-      /* a large activation's gradient (the ViT's are 0.5-40 MB) is zeroed by all threads: a
-       * serial memset here was the biggest single-threaded stretch of a training step */
-      float *g = arena_alloc(sizeof(float) * (size_t)t->size);
-      const long n = t->size, chunk = 1L << 14;
+/* A view's gradient is its base's buffer: nothing to push back. */
+static void view_backward(Tensor *out) { (void)out; }
+
+void ag_record_view(Tensor *out, Tensor *x) { ag_record(out, view_backward, x, NULL, NULL); }
+
+/* A new gradient buffer for t: zeroed, or (zero false) left as it is for a caller that stores
+ * every element. Parameters keep theirs across steps, so theirs is always zeroed. */
+static float *grad_alloc(Tensor *t, bool zero) {
+  if (t->is_param) return xcalloc((size_t)(t->size ? t->size : 1), sizeof(float));
+  float *g = arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+  if (!zero) return g;
+  if (t->size >= (1L << 16)) {
+    /* a large activation's gradient (the ViT's are 0.5-40 MB) is zeroed by all threads: a
+     * serial memset here was the biggest single-threaded stretch of a training step */
+    const long n = t->size, chunk = 1L << 14;
 #pragma omp parallel for schedule(static)
-      for (long i = 0; i < n; i += chunk)
-        memset(g + i, 0, sizeof(float) * (size_t)(n - i < chunk ? n - i : chunk));
-      t->grad = g;
+    for (long i = 0; i < n; i += chunk)
+      memset(g + i, 0, sizeof(float) * (size_t)(n - i < chunk ? n - i : chunk));
+  } else {
+    memset(g, 0, sizeof(float) * (size_t)(t->size ? t->size : 1));
+  }
+  return g;
+}
+
+float *tensor_grad(Tensor *t) {
+  if (!t->grad)
+    t->grad = t->backward == view_backward ? tensor_grad(t->in[0]) : grad_alloc(t, true);
+  return t->grad;
+}
+
+float *tensor_grad_fresh(Tensor *t, bool *fresh) {
+  *fresh = false;
+  if (!t->grad) {
+    if (t->backward == view_backward) {
+      t->grad = tensor_grad_fresh(t->in[0], fresh);
     } else {
-      t->grad = arena_calloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+      t->grad = grad_alloc(t, false);
+      *fresh = !t->is_param;
     }
   }
   return t->grad;

@@ -97,6 +97,14 @@ bool ag_needs_grad(const Tensor *a, const Tensor *b, const Tensor *c);
 void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c);
 /* The gradient buffer of t, allocated (zeroed) on first use. */
 float *tensor_grad(Tensor *t);
+/* For a backward that stores every element of t's gradient: the same buffer, but when no
+ * gradient has reached t yet it is allocated without zeroing and *fresh is set true — the
+ * caller must then write (=) each element instead of adding (+=) into it. That saves zeroing
+ * then re-reading every activation gradient (a tenth of a small Transformer's step). */
+float *tensor_grad_fresh(Tensor *t, bool *fresh);
+/* Record out as a view of x (same data, same element order, as t_reshape makes): out's
+ * gradient buffer is x's own, so gradients reach x with no copy and the backward is empty. */
+void ag_record_view(Tensor *out, Tensor *x);
 /* Seed d(loss)/d(loss) = 1 (loss must have size 1) and run the tape backward. One backward
  * per tape: a second call before ag_step_reset() walks the earlier graph again (its nodes still
  * hold gradients) and double-counts. */

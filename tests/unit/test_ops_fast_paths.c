@@ -1,0 +1,124 @@
+/* The size-dependent code paths of the op kernels, each against a plain double-precision
+ * reference over a range of sizes that crosses its block boundaries: t_linear's bias rows
+ * (8-float blocks with an overlapping last block), t_permute's contiguous runs (same), the
+ * softmax's short-row blocks (< 16 keys) and long rows, and layer norm's 16-lane row sums. */
+#include <stdlib.h>
+
+#include "../../common/ops.h"
+#include "../../common/rng.h"
+#include "../test.h"
+
+static Tensor *rnd(int ndim, const int *shape) { return tensor_randn(ndim, shape, 0, 1); }
+
+TEST(fast_linear_bias_rows_every_width) {
+  for (int n = 1; n <= 41; n++) {
+    const int rows = 3, in = 5;
+    Tensor *x = rnd(2, (int[]){rows, in}), *W = rnd(2, (int[]){in, n}), *b = rnd(1, (int[]){n});
+    Tensor *y = t_linear(x, W, b);
+    float *want = malloc(sizeof(float) * (size_t)(rows * n));
+    for (int r = 0; r < rows; r++)
+      for (int j = 0; j < n; j++) {
+        double s = b->data[j];
+        for (int k = 0; k < in; k++) s += (double)x->data[r * in + k] * W->data[k * n + j];
+        want[r * n + j] = (float)s;
+      }
+    int before = test_failures();
+    CHECK_CLOSE(y->data, want, rows * n, 1e-5, 1e-5); /* float sums of 6 terms of order 1 */
+    if (test_failures() > before) test_fail(__FILE__, __LINE__, "t_linear with %d outputs", n);
+    free(want);
+    ag_step_reset();
+  }
+}
+
+TEST(fast_permute_runs_every_length) {
+  /* (B, T, H, D) -> (B, H, T, D): runs of D contiguous floats, D = 1..20; forward and the
+   * gradient (the inverse permutation of the output gradient), exact: they only move floats */
+  for (int D = 1; D <= 20; D++) {
+    const int B = 2, T = 3, H = 4;
+    Tensor *x = rnd(4, (int[]){B, T, H, D});
+    x->requires_grad = true;
+    Tensor *y = t_permute(x, (int[]){0, 2, 1, 3});
+    Tensor *R = rnd(4, (int[]){B, H, T, D});
+    ag_backward(t_sum_all(t_mul(y, R)));
+    long bad = 0;
+    for (int b = 0; b < B; b++)
+      for (int t = 0; t < T; t++)
+        for (int h = 0; h < H; h++)
+          for (int d = 0; d < D; d++) {
+            long xi = ((long)(b * T + t) * H + h) * D + d, yi = ((long)(b * H + h) * T + t) * D + d;
+            bad += y->data[yi] != x->data[xi];
+            bad += x->grad[xi] != R->data[yi];
+          }
+    if (bad) test_fail(__FILE__, __LINE__, "t_permute with D = %d: %ld wrong entries", D, bad);
+    ag_step_reset();
+  }
+}
+
+/* softmax of row x[0..n) kept, the rest of `keys` zero, in double */
+static void softmax_ref(const float *x, int n, int keys, float *y) {
+  double m = -INFINITY, s = 0;
+  for (int j = 0; j < n; j++) m = x[j] > m ? x[j] : m;
+  for (int j = 0; j < keys; j++) y[j] = 0;
+  if (n == 0 || m == -INFINITY) return;
+  for (int j = 0; j < n; j++) s += exp((double)x[j] - m);
+  for (int j = 0; j < n; j++) y[j] = (float)(exp((double)x[j] - m) / s);
+}
+
+TEST(fast_softmax_short_and_long_rows) {
+  /* keys 1..40 cross the short-row threshold (16); 300 rows cross a 256-row block; valid
+   * lengths cycle through 0..keys so empty, partial and full rows all occur */
+  for (int keys = 1; keys <= 40; keys += (keys < 20 ? 1 : 7)) {
+    const int rows = 300;
+    Tensor *x = tensor_randn(2, (int[]){rows, keys}, 0, 3);
+    Tensor *lens = tensor_new(1, (int[]){rows});
+    for (int r = 0; r < rows; r++) lens->data[r] = (float)(r % (keys + 1));
+    Tensor *y = t_softmax(x), *ym = t_masked_softmax(x, lens);
+    float *want = malloc(sizeof(float) * (size_t)(rows * keys));
+    float *wantm = malloc(sizeof(float) * (size_t)(rows * keys));
+    for (int r = 0; r < rows; r++) {
+      softmax_ref(x->data + r * keys, keys, keys, want + r * keys);
+      softmax_ref(x->data + r * keys, r % (keys + 1), keys, wantm + r * keys);
+    }
+    int before = test_failures();
+    /* probabilities <= 1 from a float exp within ~1e-7 relative and a float sum */
+    CHECK_CLOSE(y->data, want, rows * keys, 1e-6, 1e-5);
+    CHECK_CLOSE(ym->data, wantm, rows * keys, 1e-6, 1e-5);
+    if (test_failures() > before) test_fail(__FILE__, __LINE__, "softmax with %d keys", keys);
+    free(want), free(wantm);
+    ag_step_reset();
+  }
+  /* a row of -inf (what sequence_mask leaves of a length-0 row) is zeros in both paths */
+  for (int keys = 3; keys <= 33; keys += 30) {
+    Tensor *x = tensor_full(2, (int[]){2, keys}, -INFINITY);
+    x->data[keys] = 1.0f; /* row 1 has one finite score: probability 1 there */
+    Tensor *y = t_softmax(x);
+    long bad = 0;
+    for (int j = 0; j < 2 * keys; j++) bad += y->data[j] != (j == keys ? 1.0f : 0.0f);
+    if (bad) test_fail(__FILE__, __LINE__, "all -inf rows with %d keys", keys);
+    ag_step_reset();
+  }
+}
+
+TEST(fast_layer_norm_every_width) {
+  for (int D = 1; D <= 40; D++) {
+    const int rows = 5;
+    Tensor *x = tensor_randn(2, (int[]){rows, D}, 0.5f, 2);
+    Tensor *g = rnd(1, (int[]){D}), *b = rnd(1, (int[]){D});
+    Tensor *y = t_layer_norm(x, g, b, 1e-5f);
+    float *want = malloc(sizeof(float) * (size_t)(rows * D));
+    for (int r = 0; r < rows; r++) {
+      double m = 0, v = 0;
+      for (int j = 0; j < D; j++) m += x->data[r * D + j];
+      m /= D;
+      for (int j = 0; j < D; j++) v += (x->data[r * D + j] - m) * (x->data[r * D + j] - m);
+      v /= D;
+      for (int j = 0; j < D; j++)
+        want[r * D + j] = (float)((x->data[r * D + j] - m) / sqrt(v + 1e-5) * g->data[j] + b->data[j]);
+    }
+    int before = test_failures();
+    CHECK_CLOSE(y->data, want, rows * D, 1e-5, 1e-5); /* float row sums of up to 40 terms */
+    if (test_failures() > before) test_fail(__FILE__, __LINE__, "layer norm with D = %d", D);
+    free(want);
+    ag_step_reset();
+  }
+}
