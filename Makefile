@@ -138,7 +138,7 @@ $(foreach l,$(LABS),$(eval $(call LAB_RULE,$(l))))
 labs-all: $(LABS)
 
 # ---------------------------------------------------------------- unit tests
-TEST_SRC := $(wildcard tests/unit/*.c) tests/gradcheck.c
+TEST_SRC := $(wildcard tests/unit/*.c) tests/gradcheck.c tests/golden_io.c
 TEST_OBJ := $(TEST_SRC:%.c=$(VOBJ)/%.o)
 $(VOBJ)/test_unit: $(TEST_OBJ) $(LIBS_ALL)
 	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(LINK_LIBS)

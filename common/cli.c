@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "rng.h"
+#include "tensor.h"
 #include "util.h"
 
 /* The common flags, described once for both --help and the usage line. */
@@ -309,4 +310,9 @@ void progress_done(void) {
     fflush(stdout);
     g_line_open = false;
   }
+}
+
+void print_shape(const char *what, const Tensor *t) {
+  char s[64];
+  printf("%s: %s\n", what, shape_str(t, s, sizeof s));
 }

@@ -38,4 +38,8 @@ void progress_report(int epoch, int epochs, double loss, double rate, const char
 /* Ends an in-place progress line with a newline (no-op when not on a terminal). */
 void progress_done(void);
 
+/* "what: (2, 3, 4)" on stdout: the book's `X.shape` prints. */
+struct Tensor;
+void print_shape(const char *what, const struct Tensor *t);
+
 #endif

@@ -104,6 +104,13 @@ static void probe(void) {
   strcpy(g_term, query_terminal(exe));
 }
 
+void figure_saved(const char *base, int rc) {
+  if (rc == 0)
+    printf("[figure %s.png]\n", base);
+  else if (rc == 1)
+    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
+}
+
 bool plot_have_gnuplot(void) {
   probe();
   return g_term[0] != '\0';

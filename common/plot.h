@@ -48,6 +48,11 @@ Animator *animator_new(const char *base, const char *xlabel, const char *const *
 void animator_add(Animator *a, double x, const double *ys); /* NAN in ys = no point */
 int animator_close(Animator *a); /* final render; frees a */
 
+/* Tell the reader where a figure went, given a plot function's return value: "[figure BASE.png]"
+ * (0), or "[figure data BASE.dat + BASE.gp: render with gnuplot]" (1); nothing on -1 (the
+ * plot function has already printed the error). Use: figure_saved(base, plot_heatmaps(...)). */
+void figure_saved(const char *base, int rc);
+
 bool plot_have_gnuplot(void);   /* probed once */
 /* Tests: force "no gnuplot" (1) or re-probe (0). */
 void plot_force_no_gnuplot(int on);

@@ -50,14 +50,6 @@ typedef struct Lab {
   bool fallback_mean;        /* --fallback-mean */
 } Lab;
 
-/* Tell the reader where a figure went (or that only its data and script could be written). */
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
 static char *out_path(const Lab *L, const char *name) { return path_join(L->out, name); }
 
 /* A row of fit panels in the book's style: the truth dashed, the prediction as a line, the

@@ -37,14 +37,6 @@ yet, then says which.
 #include "../../common/util.h"
 #include "lab02/lab02.h"
 
-/* Tell the reader where a figure went (or that only its data and script could be written). */
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
 /* d2l's show_heatmaps for one (queries, keys) matrix: the book reshapes the weights to
  * (1, 1, queries, keys) — one panel — with Keys across and Queries down, in Reds. */
 static void show_heatmap(const char *out, const char *name, const Tensor *w) {

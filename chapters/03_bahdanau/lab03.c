@@ -37,13 +37,6 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 #include <omp.h>
 #endif
 
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
   double m = 0;
   for (long i = 0; i < a->size; i++) {

@@ -30,19 +30,6 @@ Run it with `make lab04 && ./lab04` (flags: `./lab04 --help`). Figures go to `ou
 #include "../../common/util.h"
 #include "lab04/lab04.h"
 
-/* Tell the reader where a figure went (or that only its data and script could be written). */
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
-static void print_shape(const char *what, const Tensor *t) {
-  char s[64];
-  printf("%s: %s\n", what, shape_str(t, s, sizeof s));
-}
-
 /* The same layer computed one head at a time: slice head h's columns out of W_q, W_k, W_v,
  * attend, concatenate the heads, apply W_o. Slow on purpose; it is the definition. Biases are
  * sliced the same way when the layer has them. */

@@ -24,14 +24,6 @@ Run it with `make lab05 && ./lab05` (flags: `./lab05 --help`). Figures go to `ou
 #include "../../common/util.h"
 #include "lab05/lab05.h"
 
-/* Tell the reader where a figure went (or that only its data and script could be written). */
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
 /* The rotation property for one offset delta over the rows i with i + delta < rows and the
  * complete column pairs: the largest |R(delta w_j) (p_{i,2j}, p_{i,2j+1}) - (p_{i+delta,2j},
  * p_{i+delta,2j+1})|, in double on the float32 table P (rows, d). */

@@ -48,18 +48,6 @@ residual connection and layer normalization.
 #include <omp.h>
 #endif
 
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
-static void print_shape(const char *what, const Tensor *t) {
-  char s[64];
-  printf("%s: %s\n", what, shape_str(t, s, sizeof s));
-}
-
 /* Layers × heads heatmap grid of rec (blks, heads, R, C), showing rows [0, rows) and columns
  * [0, cols) of every panel. */
 static void heatmap_grid(const char *out, const char *name, const float *rec, int blks,

@@ -34,19 +34,6 @@ for a GPU or a patient CPU (about 8 minutes an epoch on two cores). Figures go t
 #include "../../common/util.h"
 #include "lab07/lab07.h"
 
-/* Tell the reader where a figure went (or that only its data and script could be written). */
-static void figure_saved(const char *base, int rc) {
-  if (rc == 0)
-    printf("[figure %s.png]\n", base);
-  else if (rc == 1)
-    printf("[figure data %s.dat + %s.gp: render with gnuplot]\n", base, base);
-}
-
-static void print_shape(const char *what, const Tensor *t) {
-  char s[64];
-  printf("%s: %s\n", what, shape_str(t, s, sizeof s));
-}
-
 /* A training configuration. */
 typedef struct Preset {
   const char *name;

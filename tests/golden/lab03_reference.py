@@ -11,26 +11,18 @@ W_xh (input, G) and W_hh (H, G); torch keeps weight_ih (G, input): torch gets W.
 Run with Debian's PyTorch:  /usr/bin/python3 tests/golden/lab03_reference.py
 It writes tests/golden/lab03_reference.txt: one record per line, "name count v0 v1 ...".
 """
-import math
 import os
 
 import torch
+
+from golden_common import gen, record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 B, IN, H = 3, 5, 4
 
 
-def gen(shape, a, b, scale):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [scale * math.sin(a * i + b) for i in range(n)]
-    return torch.tensor(v, dtype=torch.float32).reshape(shape)
-
-
 def rec(out, name, t):
-    v = t.detach().reshape(-1).tolist()
-    out.append(name + " " + str(len(v)) + " " + " ".join("%.9g" % x for x in v))
+    out.append(record(name, t))
 
 
 def cell(kind, out):

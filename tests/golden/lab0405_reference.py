@@ -17,15 +17,9 @@ import os
 import torch
 from torch import nn
 
+from golden_common import gen, record
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def gen(shape, a, b, scale):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [scale * math.sin(a * i + b) for i in range(n)]
-    return torch.tensor(v, dtype=torch.float32).reshape(shape)
 
 
 # ---------------------------------------------------------------- the book's layers
@@ -113,8 +107,7 @@ class Out:
         self.lines = ['# ' + l for l in header.strip().splitlines()]
 
     def put(self, name, t):
-        v = t.detach().reshape(-1).tolist() if torch.is_tensor(t) else list(t)
-        self.lines.append('%s %d %s' % (name, len(v), ' '.join('%.9g' % x for x in v)))
+        self.lines.append(record(name, t))
 
     def close(self):
         with open(self.path, 'w') as fh:

@@ -23,6 +23,8 @@ import os
 import torch
 from torch import nn
 
+from golden_common import gen, record
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 SRC_V, TGT_V, D, FFN, HEADS, BLKS = 11, 13, 8, 12, 2, 2
@@ -30,14 +32,6 @@ B, SRC_T, TGT_T = 2, 5, 4
 VALID = [5, 3]
 SRC_IDS = [[(3 * b + 5 * t + 1) % SRC_V for t in range(SRC_T)] for b in range(B)]
 TGT_IDS = [[(7 * b + 4 * t + 2) % TGT_V for t in range(TGT_T)] for b in range(B)]
-
-
-def gen(shape, a, b, scale):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [scale * math.sin(a * i + b) for i in range(n)]
-    return torch.tensor(v, dtype=torch.float32).reshape(shape)
 
 
 # ---------------------------------------------------------------- the book's code
@@ -244,8 +238,7 @@ def main():
                 % torch.__version__)
         f.write("# logits (batch %d, tgt steps %d, tgt vocab %d), row-major\n" % (B, TGT_T, TGT_V))
         for name, t in recs:
-            v = t.reshape(-1).tolist()
-            f.write("%s %d %s\n" % (name, len(v), " ".join("%.9g" % x for x in v)))
+            f.write(record(name, t) + "\n")
     print("wrote", path)
 
 

@@ -20,16 +20,10 @@ import os
 import torch
 from torch import nn
 
+from golden_common import gen, record
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMG, PATCH, HID, MLP, HEADS, BLKS, CLASSES, BATCH = 8, 4, 8, 12, 2, 2, 10, 2
-
-
-def gen(shape, a, b, scale):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [scale * math.sin(a * i + b) for i in range(n)]
-    return torch.tensor(v, dtype=torch.float32).reshape(shape)
 
 
 # ---------------------------------------------------------------- the book's layers
@@ -183,8 +177,7 @@ def main():
              "gen((2,1,8,8), 0.23, 0.1, 1); labels [3, 7]"]
 
     def rec(name, t):
-        v = t.detach().reshape(-1).tolist()
-        lines.append("%s %d %s" % (name, len(v), " ".join("%.9g" % x for x in v)))
+        lines.append(record(name, t))
 
     rec("logits", logits)
     rec("loss", loss.reshape(1))

@@ -4,16 +4,7 @@
 # one real, fast chapter (lab02) woven into a temporary directory. No slow lab runs here.
 # Run from the repository root: bash tests/suites/docs.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   docs: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL docs: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin docs
 # line number of the first line holding a fixed string, or being exactly it when the string
 # starts with '=' (output lines also appear inside the printf that prints them); 0 when absent
 line_of() {
@@ -35,17 +26,8 @@ fences_ok() {
        open { body++ } END { exit open }' "$1"
 }
 
-tmp=$(mktemp -d /tmp/docs_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-if ! make -s docs-tool >"$tmp/build.log" 2>&1; then
-  bad "building the weaver failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
+suite_build docs-tool "building the weaver"
 weave=build/weave/weave
-ok "weaver builds"
 
 # ---------------------------------------------------------------- fixture chapter
 fix=tests/fixtures/weave/lab99.c
@@ -171,5 +153,4 @@ if [ -f chapters/02_scoring_functions/lab02.c ] && [ $run = yes ]; then
   fi
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -5,27 +5,9 @@
 # --data error messages and the report of queries without kernel support.
 # Run from the repository root: bash tests/suites/lab01.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab01: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab01: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab01
 
-tmp=$(mktemp -d /tmp/lab01_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-if ! make -s lab01 >"$tmp/build.log" 2>&1; then
-  bad "make lab01 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab01"
+suite_build lab01
 
 # ---- the default run ----
 start=$(date +%s.%N)
@@ -138,5 +120,4 @@ fi
 
 check "--help exits 0" ./lab01 --help
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -5,27 +5,9 @@
 # summary.json, the two heatmaps; the exercise flags and flag errors.
 # Run from the repository root: bash tests/suites/lab02.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab02: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab02: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab02
 
-tmp=$(mktemp -d /tmp/lab02_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-if ! make -s lab02 >"$tmp/build.log" 2>&1; then
-  bad "make lab02 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab02"
+suite_build lab02
 
 ./lab02 --out "$tmp/run" >"$tmp/run.log" 2>&1
 rc=$?
@@ -137,5 +119,4 @@ check "--help exits 0" ./lab02 --help
 rc=$?
 if [ $rc -ne 0 ]; then ok "an unknown flag is an error (exit $rc)"; else bad "unknown flag accepted"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -4,37 +4,18 @@
 # reproduces its translations in a --load run; broken checkpoints and missing data are clear
 # errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab03
 root=$(pwd)
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab03: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab03: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
-
-tmp=$(mktemp -d /tmp/lab03_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 export AL_NO_GNUPLOT=1
 
-if ! make -s lab03 >"$tmp/build.log" 2>&1; then
-  bad "make lab03 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab03"
+suite_build lab03
 
 # the data set (fra-eng.zip) must be present for the training runs; say so plainly if not
 if ! ./lab03 --epochs 1 --heldout 0 --out "$tmp/probe" >"$tmp/probe.log" 2>&1 &&
   grep -q 'make data' "$tmp/probe.log"; then
   echo "skip lab03: fra-eng.zip not found (run make data); only the error path is checked"
   check "missing data is a clear error" grep -q 'make data' "$tmp/probe.log"
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
+  suite_end
   exit
 fi
 
@@ -157,5 +138,4 @@ else
   cat "$tmp/nodata.log" | head -5
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -3,27 +3,9 @@
 # summary.json and the per-head heatmap; checks --heads and the flag errors.
 # Run from the repository root: bash tests/suites/lab04.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab04: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab04: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab04
 
-tmp=$(mktemp -d /tmp/lab04_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-if ! make -s lab04 >"$tmp/build.log" 2>&1; then
-  bad "make lab04 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab04"
+suite_build lab04
 
 ./lab04 --bench-reps 2 --out "$tmp/run" >"$tmp/run.log" 2>&1
 rc=$?
@@ -83,5 +65,4 @@ if [ $rc -ne 0 ] && grep -q -- '--heads must divide' "$tmp/bad.log"; then ok "--
 fi
 check "--help exits 0" ./lab04 --help
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -4,27 +4,9 @@
 # golden table (tests/golden/lab05_reference.txt) and the figures; an odd --encoding-dim and the
 # flag errors. Run from the repository root: bash tests/suites/lab05.sh.
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab05: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab05: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab05
 
-tmp=$(mktemp -d /tmp/lab05_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-if ! make -s lab05 >"$tmp/build.log" 2>&1; then
-  bad "make lab05 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab05"
+suite_build lab05
 
 ./lab05 --out "$tmp/run" >"$tmp/run.log" 2>&1
 rc=$?
@@ -100,5 +82,4 @@ if [ $rc -ne 0 ] && grep -q -- '--num-steps must be' "$tmp/bad.log"; then ok "--
 fi
 check "--help exits 0" ./lab05 --help
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -4,28 +4,10 @@
 # keys and the heatmap data; then --save/--load/--translate and --d2l-compat.
 # Run from the repository root: bash tests/suites/lab06.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab06: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab06: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
-
-tmp=$(mktemp -d /tmp/lab06_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab06
 export AL_NO_GNUPLOT=1 OMP_NUM_THREADS=1
 
-if ! make -s lab06 >"$tmp/build.log" 2>&1; then
-  bad "make lab06 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab06"
+suite_build lab06
 
 ./lab06 --epochs 5 --no-heldout --save "$tmp/model.ckpt" --out "$tmp/run" >"$tmp/run.log" 2>&1
 rc=$?
@@ -99,5 +81,4 @@ rc=$?
 if [ $rc -ne 0 ] && grep -q "unknown --preset" "$tmp/x.log"; then ok "--preset nope rejected"; else bad "--preset nope: exit $rc"; fi
 check "--help exits 0" ./lab06 --help
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

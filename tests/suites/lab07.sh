@@ -4,28 +4,10 @@
 # Fashion-MNIST files (built here) must give one clear error line, and bad flags clear errors.
 # Run from the repository root: bash tests/suites/lab07.sh. Ends with "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok   lab07: $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL lab07: $1"; }
-check() { # description, command...
-  local what=$1
-  shift
-  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
-
-tmp=$(mktemp -d /tmp/lab07_suite.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab07
 export AL_NO_GNUPLOT=1
 
-if ! make -s lab07 >"$tmp/build.log" 2>&1; then
-  bad "make lab07 failed:"
-  tail -20 "$tmp/build.log"
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
-ok "make lab07"
+suite_build lab07
 
 if ! ls /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz >/dev/null 2>&1 &&
   [ -z "${D2L_DATA_DIR:-}" ]; then
@@ -138,5 +120,4 @@ if [ $rc -ne 0 ] && grep -q 'must be a multiple of the patch size 7' "$tmp/bad.l
 fi
 check "--help exits 0" ./lab07 --help
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+suite_end

@@ -8,6 +8,7 @@
 
 #include "../../chapters/01_attention_pooling/lab01_data.h"
 #include "../../common/nn.h"
+#include "../golden_io.h"
 #include "../test.h"
 #include "lab01/lab01.h"
 
@@ -143,19 +144,6 @@ TEST(lab01_parametric_gradients) {
 
 /* ---------- golden comparison with the book's PyTorch code ---------- */
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)len + 1);
-  size_t got = fread(s, 1, (size_t)len, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
 /* The numbers at the end of a key path in the reference file (its layout is ours: every key
  * is unique along the path): an array into out[0..max), or one number. Returns the count, or
  * -1 when a key is missing. null (torch's 0/0) reads as NAN. */
@@ -219,17 +207,15 @@ static void check_preds(const char *what, const float *got, const float *want, i
 
 TEST(lab01_golden_matches_pytorch) {
   if (!have_exercises("lab01_golden_matches_pytorch")) return;
-  char *ref = slurp(GOLDEN_REF);
-  if (!ref) {
-    test_fail(__FILE__, __LINE__, "cannot read %s (run from the repository root)", GOLDEN_REF);
-    return;
-  }
+  Golden golden;
+  if (!golden_open(&golden, GOLDEN_REF, "tests/golden/lab01_reference.py")) return;
+  const char *ref = golden.text;
   float *xt = NULL, *yt = NULL;
   int n = 0;
   char err[256];
   if (lab01_read_xy(GOLDEN_DATA, &xt, &yt, &n, err, sizeof err) != 0) {
     test_fail(__FILE__, __LINE__, "%s", err);
-    free(ref);
+    golden_close(&golden);
     return;
   }
   /* the file parses to exactly the float32 numbers torch used */
@@ -314,5 +300,5 @@ TEST(lab01_golden_matches_pytorch) {
   paramset_free(&ps);
   free(xt);
   free(yt);
-  free(ref);
+  golden_close(&golden);
 }

@@ -12,6 +12,7 @@
 
 #include "../../chapters/03_bahdanau/fastmath.h"
 #include "../../common/seq2seq.h"
+#include "../golden_io.h"
 #include "../test.h"
 #include "lab03/lab03.h"
 
@@ -408,40 +409,19 @@ TEST(lab03_train_and_predict_smoke) {
 
 #define GOLDEN03 "tests/golden/lab03_reference.txt"
 
-static Tensor *gen_t(int ndim, const int *shape, double a, double b, double scale) {
-  Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-  return t;
-}
-
-/* The record "name count v..." of the golden text into vals (at most cap); returns count. */
-static long golden03(const char *text, const char *name, float *vals, long cap) {
-  size_t len = strlen(name);
-  for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-    if (strncmp(p, name, len) != 0 || p[len] != ' ') continue;
-    char *end;
-    long n = strtol(p + len, &end, 10);
-    for (long i = 0; i < n && i < cap; i++) vals[i] = strtof(end, &end);
-    return n;
-  }
-  test_fail(__FILE__, __LINE__, "%s: no record '%s' (run tests/golden/lab03_reference.py)",
-            GOLDEN03, name);
-  return 0;
-}
-
 /* One step as torch computed it: the fused cell (and the exercise's cell where implemented),
  * forward and every gradient of sum(H' w) (+ sum(C' w) / 2 for the LSTM). */
-static void golden_cell(RnnKind k, const char *text, bool exercise) {
+static void golden_cell(RnnKind k, const Golden *ref, bool exercise) {
   const int B = 3, IN = 5, H = 4, G = (k == RNN_GRU ? 3 : 4) * H;
   const char *pre = k == RNN_GRU ? "gru" : "lstm";
-  Tensor *W_xh = gen_t(2, (const int[]){IN, G}, 0.7, 0.1, 0.6);
-  Tensor *W_hh = gen_t(2, (const int[]){H, G}, 1.3, 0.4, 0.6);
-  Tensor *b_xh = gen_t(1, (const int[]){G}, 0.9, 0.2, 0.3);
-  Tensor *b_hh = gen_t(1, (const int[]){G}, 1.7, 0.5, 0.3);
-  Tensor *x = gen_t(2, (const int[]){B, IN}, 0.37, 0.3, 1.5);
-  Tensor *h = gen_t(2, (const int[]){B, H}, 0.53, 1.1, 0.9);
-  Tensor *c = gen_t(2, (const int[]){B, H}, 0.21, 0.7, 1.2);
-  Tensor *w = gen_t(2, (const int[]){B, H}, 0.61, 0.0, 1.0);
+  Tensor *W_xh = golden_gen(2, (const int[]){IN, G}, 0.7, 0.1, 0.6);
+  Tensor *W_hh = golden_gen(2, (const int[]){H, G}, 1.3, 0.4, 0.6);
+  Tensor *b_xh = golden_gen(1, (const int[]){G}, 0.9, 0.2, 0.3);
+  Tensor *b_hh = golden_gen(1, (const int[]){G}, 1.7, 0.5, 0.3);
+  Tensor *x = golden_gen(2, (const int[]){B, IN}, 0.37, 0.3, 1.5);
+  Tensor *h = golden_gen(2, (const int[]){B, H}, 0.53, 1.1, 0.9);
+  Tensor *c = golden_gen(2, (const int[]){B, H}, 0.21, 0.7, 1.2);
+  Tensor *w = golden_gen(2, (const int[]){B, H}, 0.61, 0.0, 1.0);
   Tensor *all[] = {W_xh, W_hh, b_xh, b_hh, x, h, c};
   for (int i = 0; i < 7; i++) all[i]->requires_grad = true;
   RNNLayerParams p = {W_xh, W_hh, b_xh, b_hh};
@@ -460,7 +440,6 @@ static void golden_cell(RnnKind k, const char *text, bool exercise) {
   Tensor *loss = t_sum_all(t_mul(hn, w));
   if (k == RNN_LSTM) loss = t_add(loss, t_scale(t_sum_all(t_mul(cn, w)), 0.5f));
   ag_backward(loss);
-  float want[128];
   char name[64];
   struct { const char *suffix; const float *got; long n; } rows[] = {
       {"h", hn->data, B * H}, {"c", cn ? cn->data : NULL, B * H}, {"dx", x->grad, B * IN},
@@ -469,25 +448,19 @@ static void golden_cell(RnnKind k, const char *text, bool exercise) {
   for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
     if (k == RNN_GRU && (rows[r].suffix[0] == 'c' || !strcmp(rows[r].suffix, "dc"))) continue;
     snprintf(name, sizeof name, "%s_%s", pre, rows[r].suffix);
-    long n = golden03(text, name, want, 128);
-    CHECK_INT(n, rows[r].n);
     CHECK(rows[r].got != NULL);
     /* float32 on both sides, sums of <= 12 products of O(1) values: a few ulps; 1e-5 abs
      * leaves room for the fast tanh/exp (2e-7 relative) */
-    if (rows[r].got && n == rows[r].n) CHECK_CLOSE(rows[r].got, want, n, 1e-5, 1e-4);
+    if (rows[r].got) golden_check(ref, name, rows[r].got, rows[r].n, 1e-5, 1e-4);
   }
 }
 
 TEST(lab03_cells_match_pytorch) {
-  FILE *f = fopen(GOLDEN03, "rb");
-  CHECK(f != NULL);
-  if (!f) return;
-  static char text[65536];
-  size_t got = fread(text, 1, sizeof text - 1, f);
-  text[got] = '\0';
-  fclose(f);
-  golden_cell(RNN_GRU, text, false);
-  golden_cell(RNN_LSTM, text, false);
-  golden_cell(RNN_GRU, text, true);
-  golden_cell(RNN_LSTM, text, true);
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN03, "tests/golden/lab03_reference.py")) return;
+  golden_cell(RNN_GRU, &ref, false);
+  golden_cell(RNN_LSTM, &ref, false);
+  golden_cell(RNN_GRU, &ref, true);
+  golden_cell(RNN_LSTM, &ref, true);
+  golden_close(&ref);
 }

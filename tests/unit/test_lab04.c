@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../common/nn.h"
+#include "../golden_io.h"
 #include "../test.h"
 #include "lab04/lab04.h"
 
@@ -28,58 +29,6 @@ static bool have_lab04(const char *test) {
   }
   printf("    %s: skipped, the lab04 exercises are stubs in this build (VARIANT=labs)\n", test);
   return false;
-}
-
-/* gen(shape)[i] = scale * sin(a i + b) in double, rounded to float32: the golden script's
- * deterministic tensors. */
-static Tensor *gen(int ndim, const int *shape, double a, double b, double scale) {
-  Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-  return t;
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)len + 1);
-  size_t got = fread(s, 1, (size_t)len, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
-/* The record "name count v0 v1 ..." of a golden file into a malloc'd array (*n values), or
- * NULL (with a test failure) when it is missing. */
-static float *golden(const char *text, const char *name, long *n) {
-  size_t len = strlen(name);
-  for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-    if (strncmp(p, name, len) != 0 || p[len] != ' ') continue;
-    char *end;
-    *n = strtol(p + len, &end, 10);
-    float *v = malloc(sizeof(float) * (size_t)(*n > 0 ? *n : 1));
-    for (long i = 0; i < *n; i++) v[i] = strtof(end, &end);
-    return v;
-  }
-  test_fail(__FILE__, __LINE__, "golden record '%s' missing (rerun %s)", name,
-            "tests/golden/lab0405_reference.py");
-  *n = 0;
-  return NULL;
-}
-
-/* Compare got (n floats) with the golden record `name`. */
-static void check_golden(const char *text, const char *name, const float *got, long n,
-                         double atol, double rtol) {
-  long m;
-  float *want = golden(text, name, &m);
-  if (!want) return;
-  if (m != n)
-    test_fail(__FILE__, __LINE__, "%s: %ld values, golden has %ld", name, n, m);
-  else
-    check_close_(__FILE__, __LINE__, name, got, want, n, atol, rtol);
-  free(want);
 }
 
 /* ---------- transpose_qkv / transpose_output ---------- */
@@ -227,11 +176,8 @@ TEST(lab04_mha_gradients) {
 
 TEST(lab04_golden_matches_pytorch) {
   if (!have_lab04("lab04_golden_matches_pytorch")) return;
-  char *ref = slurp(GOLDEN04);
-  if (!ref) {
-    test_fail(__FILE__, __LINE__, "cannot read %s (run from the repository root)", GOLDEN04);
-    return;
-  }
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN04, "tests/golden/lab0405_reference.py")) return;
   enum { B = 2, NQ = 4, NK = 6, QS = 5, KS = 3, VS = 7, h = 8, H = 2 };
   static const char *const tags[3] = {"vl1", "vl2", "none"};
   for (int t = 0; t < 3; t++) {
@@ -242,15 +188,13 @@ TEST(lab04_golden_matches_pytorch) {
     static const char *const names[4] = {"W_q", "W_k", "W_v", "W_o"};
     const double wa[4] = {0.71, 0.43, 0.61, 0.47}, wb[4] = {0.4, 0.5, 0.6, 0.7};
     for (int i = 0; i < 4; i++) {
-      Tensor *w = gen(2, lin[i]->W->shape, wa[i], wb[i], 0.5);
-      memcpy(lin[i]->W->data, w->data, sizeof(float) * (size_t)w->size);
-      Tensor *b = gen(1, (int[]){h}, 0.9, 1.1 + 0.1 * i, 0.1);
-      memcpy(lin[i]->b->data, b->data, sizeof(float) * h);
+      golden_fill(lin[i]->W->data, lin[i]->W->size, wa[i], wb[i], 0.5);
+      golden_fill(lin[i]->b->data, h, 0.9, 1.1 + 0.1 * i, 0.1);
     }
-    Tensor *q = gen(3, (int[]){B, NQ, QS}, 0.37, 0.1, 1.0);
-    Tensor *k = gen(3, (int[]){B, NK, KS}, 0.53, 0.2, 1.0);
-    Tensor *v = gen(3, (int[]){B, NK, VS}, 0.29, 0.3, 1.0);
-    Tensor *R = gen(3, (int[]){B, NQ, h}, 0.83, 0.8, 1.0);
+    Tensor *q = golden_gen(3, (int[]){B, NQ, QS}, 0.37, 0.1, 1.0);
+    Tensor *k = golden_gen(3, (int[]){B, NK, KS}, 0.53, 0.2, 1.0);
+    Tensor *v = golden_gen(3, (int[]){B, NK, VS}, 0.29, 0.3, 1.0);
+    Tensor *R = golden_gen(3, (int[]){B, NQ, h}, 0.83, 0.8, 1.0);
     q->requires_grad = k->requires_grad = v->requires_grad = true;
     Tensor *vl = t == 0   ? tensor_from(1, (int[]){B}, (float[]){3, 2})
                  : t == 1 ? tensor_from(2, (int[]){B, NQ}, (float[]){1, 2, 3, 6, 6, 5, 4, 2})
@@ -262,7 +206,7 @@ TEST(lab04_golden_matches_pytorch) {
      * ulps of values of order 0.1-1 */
 #define GOLD(field, ptr, n)                                   \
   (snprintf(name, sizeof name, "%s.%s", tags[t], (field)),   \
-   check_golden(ref, name, (ptr), (n), 2e-6, 1e-5))
+   golden_check(&ref, name, (ptr), (n), 2e-6, 1e-5))
     GOLD("out", out->data, out->size);
     GOLD("weights", m.attention.attention_weights->data, m.attention.attention_weights->size);
     GOLD("dq", q->grad, q->size);
@@ -279,7 +223,7 @@ TEST(lab04_golden_matches_pytorch) {
     paramset_free(&ps);
     ag_step_reset();
   }
-  free(ref);
+  golden_close(&ref);
 }
 
 /* Dropout on the attention weights: active only in training, and then it changes the output. */

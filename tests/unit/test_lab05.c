@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../common/nn.h"
+#include "../golden_io.h"
 #include "../test.h"
 #include "lab05/lab05.h"
 
@@ -20,71 +21,26 @@ static bool have_lab05(const char *test) {
   return false;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)len + 1);
-  size_t got = fread(s, 1, (size_t)len, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
-/* The record "name count v0 v1 ..." into a malloc'd array of *n floats, or NULL + failure. */
-static float *golden(const char *text, const char *name, long *n) {
-  size_t len = strlen(name);
-  for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-    if (strncmp(p, name, len) != 0 || p[len] != ' ') continue;
-    char *end;
-    *n = strtol(p + len, &end, 10);
-    float *v = malloc(sizeof(float) * (size_t)(*n > 0 ? *n : 1));
-    for (long i = 0; i < *n; i++) v[i] = strtof(end, &end);
-    return v;
-  }
-  test_fail(__FILE__, __LINE__, "golden record '%s' missing (rerun %s)", name,
-            "tests/golden/lab0405_reference.py");
-  *n = 0;
-  return NULL;
-}
-
-static void check_golden(const char *text, const char *name, const float *got, long n,
-                         double atol) {
-  long m;
-  float *want = golden(text, name, &m);
-  if (!want) return;
-  if (m != n)
-    test_fail(__FILE__, __LINE__, "%s: %ld values, golden has %ld", name, n, m);
-  else
-    check_close_(__FILE__, __LINE__, name, got, want, n, atol, 0);
-  free(want);
-}
-
 TEST(lab05_table_matches_pytorch) {
   if (!have_lab05("lab05_table_matches_pytorch")) return;
-  char *ref = slurp(GOLDEN05);
-  if (!ref) {
-    test_fail(__FILE__, __LINE__, "cannot read %s (run from the repository root)", GOLDEN05);
-    return;
-  }
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN05, "tests/golden/lab0405_reference.py")) return;
   PositionalEncoding pe;
   PositionalEncoding_init(&pe, 32, 0.0f, 1000);
   /* The reference solution computes in float32 like torch and matches it to 6e-8 (1 ulp).
    * The tolerances also admit a student's double-precision table: below position 60 the
    * float32 angle itself is rounded by up to 4e-6. */
-  check_golden(ref, "P.rows0_60", pe.P, 60 * 32, 5e-6);
+  golden_check(&ref, "P.rows0_60", pe.P, 60 * 32, 5e-6, 0);
   float cols[60 * 4];
   for (int i = 0; i < 60; i++) memcpy(cols + i * 4, pe.P + i * 32 + 6, sizeof(float) * 4);
-  check_golden(ref, "P.cols6_9", cols, 60 * 4, 5e-6);
+  golden_check(&ref, "P.cols6_9", cols, 60 * 4, 5e-6, 0);
   /* Far positions: torch's float32 angle near 999 is off the exact one by up to ~1.2e-4
    * (an ulp of the divisor 10000^(2j/d) times the position), so a double table differs by that. */
   static const int rows[3] = {100, 500, 999};
   for (int r = 0; r < 3; r++) {
     char name[32];
     snprintf(name, sizeof name, "P.row%d", rows[r]);
-    check_golden(ref, name, pe.P + (long)rows[r] * 32, 32, 2e-4);
+    golden_check(&ref, name, pe.P + (long)rows[r] * 32, 32, 2e-4, 0);
   }
   PositionalEncoding_free(&pe);
   CHECK(pe.P == NULL);
@@ -93,10 +49,10 @@ TEST(lab05_table_matches_pytorch) {
   for (int r = 0; r < 5; r++) {
     char name[32];
     snprintf(name, sizeof name, "P64.row%d", rows64[r]);
-    check_golden(ref, name, pe.P + (long)rows64[r] * 64, 64, 2e-4); /* as above */
+    golden_check(&ref, name, pe.P + (long)rows64[r] * 64, 64, 2e-4, 0); /* as above */
   }
   PositionalEncoding_free(&pe);
-  free(ref);
+  golden_close(&ref);
 }
 
 TEST(lab05_table_formula_and_odd_width) {

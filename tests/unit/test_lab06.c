@@ -11,6 +11,7 @@
 
 #include "../../chapters/06_transformer/transformer.h"
 #include "../../common/nn.h"
+#include "../golden_io.h"
 #include "../test.h"
 
 #define GOLDEN06 "tests/golden/lab06_reference.txt"
@@ -44,41 +45,6 @@ static bool have_lab06(const char *test) {
   return ok;
 }
 
-/* gen(shape)[i] = scale * sin(a i + b) in double, rounded to float32 (the golden script's). */
-static void gen_fill(float *v, long n, double a, double b, double scale) {
-  for (long i = 0; i < n; i++) v[i] = (float)(scale * sin(a * (double)i + b));
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)len + 1);
-  size_t got = fread(s, 1, (size_t)len, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
-/* The record "name count v0 v1 ..." into a malloc'd array, or NULL (test failure). */
-static float *golden(const char *text, const char *name, long *n) {
-  size_t len = strlen(name);
-  for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-    if (strncmp(p, name, len) != 0 || p[len] != ' ') continue;
-    char *end;
-    *n = strtol(p + len, &end, 10);
-    float *v = malloc(sizeof(float) * (size_t)(*n > 0 ? *n : 1));
-    for (long i = 0; i < *n; i++) v[i] = strtof(end, &end);
-    return v;
-  }
-  test_fail(__FILE__, __LINE__, "golden record '%s' missing (rerun %s)", name,
-            "tests/golden/lab06_reference.py");
-  *n = 0;
-  return NULL;
-}
-
 /* ---------- the small model of the golden script ---------- */
 
 enum { SRC_V = 11, TGT_V = 13, D = 8, FFN = 12, HEADS = 2, BLKS = 2, B = 2, SRC_T = 5, TGT_T = 4 };
@@ -90,7 +56,7 @@ static void build_golden_model(Transformer *t, ParamSet *ps, bool compat) {
   Transformer_init(t, ps, &cfg);
   /* parameter k: a = 0.37 + 0.013 k, b = 0.1 k, scale 0.6, in registration order */
   for (int k = 0; k < ps->n; k++)
-    gen_fill(ps->items[k]->data, ps->items[k]->size, 0.37 + 0.013 * k, 0.1 * k, 0.6);
+    golden_fill(ps->items[k]->data, ps->items[k]->size, 0.37 + 0.013 * k, 0.1 * k, 0.6);
 }
 
 static Tensor *golden_src(void) {
@@ -119,61 +85,48 @@ static Tensor *decode_by_steps(Transformer *t, Tensor *X, Tensor *vl, Tensor *Y)
   return t_concat(steps, T, 1); /* (batch, steps, vocab) */
 }
 
-static void check_golden(const char *text, const char *name, const Tensor *got, double atol) {
-  long n;
-  float *want = golden(text, name, &n);
-  if (!want) return;
-  if (n != got->size)
-    test_fail(__FILE__, __LINE__, "%s: %ld values, golden has %ld", name, got->size, n);
-  else
-    check_close_(__FILE__, __LINE__, name, got->data, want, n, atol, 0);
-  free(want);
-}
-
 /* Logits are O(1); float32 models with different summation orders than torch's agree to a few
  * ulps per op, ~1e-5 after some 20 ops: 1e-4 is well below what any real defect changes (the
  * masked and unmasked records differ by >1e-3). */
 #define GOLDEN_ATOL 1e-4
 
+static void check_logits(const Golden *ref, const char *name, const Tensor *got) {
+  golden_check(ref, name, got->data, got->size, GOLDEN_ATOL, 0);
+}
+
 TEST(lab06_golden_fixed_decoder) {
   if (!have_lab06("lab06_golden_fixed_decoder")) return;
-  char *text = slurp(GOLDEN06);
-  if (!text) {
-    test_fail(__FILE__, __LINE__, "cannot read %s (run from the repository root)", GOLDEN06);
-    return;
-  }
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN06, "tests/golden/lab06_reference.py")) return;
   ParamSet ps = {0};
   Transformer t;
   build_golden_model(&t, &ps, false);
   Tensor *X = golden_src(), *Y = golden_tgt(), *vl = golden_vl();
   /* The fixed decoder masks in evaluation mode too: its eval pass is the book's training pass. */
-  check_golden(text, "logits_masked", Transformer_forward(&t, X, vl, Y, false), GOLDEN_ATOL);
-  check_golden(text, "logits_masked", Transformer_forward(&t, X, vl, Y, true), GOLDEN_ATOL);
+  check_logits(&ref, "logits_masked", Transformer_forward(&t, X, vl, Y, false));
+  check_logits(&ref, "logits_masked", Transformer_forward(&t, X, vl, Y, true));
   /* Token by token, with positions counted: the same logits as the masked full pass. */
-  check_golden(text, "logits_masked", decode_by_steps(&t, X, vl, Y), GOLDEN_ATOL);
+  check_logits(&ref, "logits_masked", decode_by_steps(&t, X, vl, Y));
   Transformer_free(&t);
   paramset_free(&ps);
-  free(text);
+  golden_close(&ref);
 }
 
 TEST(lab06_golden_d2l_compat_decoder) {
   if (!have_lab06("lab06_golden_d2l_compat_decoder")) return;
-  char *text = slurp(GOLDEN06);
-  if (!text) {
-    test_fail(__FILE__, __LINE__, "cannot read %s", GOLDEN06);
-    return;
-  }
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN06, "tests/golden/lab06_reference.py")) return;
   ParamSet ps = {0};
   Transformer t;
   build_golden_model(&t, &ps, true);
   Tensor *X = golden_src(), *Y = golden_tgt(), *vl = golden_vl();
   /* --d2l-compat reproduces all three of the book's behaviours */
-  check_golden(text, "logits_masked", Transformer_forward(&t, X, vl, Y, true), GOLDEN_ATOL);
-  check_golden(text, "logits_unmasked", Transformer_forward(&t, X, vl, Y, false), GOLDEN_ATOL);
-  check_golden(text, "logits_book_steps", decode_by_steps(&t, X, vl, Y), GOLDEN_ATOL);
+  check_logits(&ref, "logits_masked", Transformer_forward(&t, X, vl, Y, true));
+  check_logits(&ref, "logits_unmasked", Transformer_forward(&t, X, vl, Y, false));
+  check_logits(&ref, "logits_book_steps", decode_by_steps(&t, X, vl, Y));
   Transformer_free(&t);
   paramset_free(&ps);
-  free(text);
+  golden_close(&ref);
 }
 
 /* The main property, on a random model with dropout configured (off in eval), longer targets
@@ -278,12 +231,12 @@ TEST(lab06_ffn_by_hand) {
   ParamSet ps = {0};
   PositionWiseFFN f;
   PositionWiseFFN_init(&f, &ps, "ffn", 3, 4, 2);
-  gen_fill(f.dense1.W->data, 12, 0.7, 0.2, 1.0);
-  gen_fill(f.dense1.b->data, 4, 0.9, 0.4, 0.5);
-  gen_fill(f.dense2.W->data, 8, 0.5, 0.6, 1.0);
-  gen_fill(f.dense2.b->data, 2, 1.1, 0.8, 0.5);
+  golden_fill(f.dense1.W->data, 12, 0.7, 0.2, 1.0);
+  golden_fill(f.dense1.b->data, 4, 0.9, 0.4, 0.5);
+  golden_fill(f.dense2.W->data, 8, 0.5, 0.6, 1.0);
+  golden_fill(f.dense2.b->data, 2, 1.1, 0.8, 0.5);
   Tensor *X = tensor_new(3, (int[]){2, 2, 3}); /* (batch, steps, in) */
-  gen_fill(X->data, 12, 0.3, 1.0, 2.0);
+  golden_fill(X->data, 12, 0.3, 1.0, 2.0);
   Tensor *Y = PositionWiseFFN_forward(&f, X); /* (2, 2, 2) */
   CHECK(Y->ndim == 3 && Y->shape[0] == 2 && Y->shape[1] == 2 && Y->shape[2] == 2);
   float want[8];
@@ -309,10 +262,10 @@ TEST(lab06_addnorm_by_hand_and_errors) {
   ParamSet ps = {0};
   AddNorm a;
   AddNorm_init(&a, &ps, "an", 4, 0.5f);
-  gen_fill(a.ln.gamma->data, 4, 0.8, 0.3, 1.0);
-  gen_fill(a.ln.beta->data, 4, 0.6, 0.9, 0.5);
+  golden_fill(a.ln.gamma->data, 4, 0.8, 0.3, 1.0);
+  golden_fill(a.ln.beta->data, 4, 0.6, 0.9, 0.5);
   Tensor *X = tensor_new(3, (int[]){1, 2, 4}), *Y = tensor_new(3, (int[]){1, 2, 4});
-  gen_fill(X->data, 8, 0.4, 0.1, 1.5), gen_fill(Y->data, 8, 0.9, 0.7, 1.0);
+  golden_fill(X->data, 8, 0.4, 0.1, 1.5), golden_fill(Y->data, 8, 0.9, 0.7, 1.0);
   Tensor *Z = AddNorm_forward(&a, X, Y, false); /* eval: no dropout */
   float want[8];
   for (int r = 0; r < 2; r++) {

@@ -17,6 +17,7 @@
 #include "../../common/fashion_mnist.h"
 #include "../../common/nn.h"
 #include "../../common/rng.h"
+#include "../golden_io.h"
 #include "../test.h"
 #include "lab07/lab07.h"
 
@@ -319,12 +320,6 @@ static bool have_lab07(const char *test) {
   return ok;
 }
 
-static Tensor *gen(int ndim, const int *shape, double a, double b, double scale) {
-  Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-  return t;
-}
-
 TEST(lab07_book_shape_checks) {
   if (!have_lab07("lab07_book_shape_checks")) return;
   ParamSet ps = {0};
@@ -348,7 +343,7 @@ TEST(lab07_patch_embedding_is_a_stride_p_convolution) {
   ParamSet ps = {0};
   PatchEmbedding pe;
   PatchEmbedding_init(&pe, &ps, "pe", 6, 3, 2, 5);
-  Tensor *X = gen(4, (const int[]){2, 2, 6, 6}, 0.37, 0.2, 1.0);
+  Tensor *X = golden_gen(4, (const int[]){2, 2, 6, 6}, 0.37, 0.2, 1.0);
   Tensor *Y = PatchEmbedding_forward(&pe, X); /* (2, 4, 5) */
   CHECK(Y && Y->shape[1] == 4 && Y->shape[2] == 5);
   if (Y) {
@@ -384,34 +379,35 @@ TEST(lab07_gradcheck_layers) {
   ParamSet ps = {0};
   PatchEmbedding pe;
   PatchEmbedding_init(&pe, &ps, "pe", 4, 2, 2, 3);
-  GRADCHECK(f_patch, ((Tensor *[]){gen(4, (const int[]){2, 2, 4, 4}, 0.3, 0.1, 1.0), pe.proj.W,
-                                   pe.proj.b}), 3, &pe);
+  GRADCHECK(f_patch, ((Tensor *[]){golden_gen(4, (const int[]){2, 2, 4, 4}, 0.3, 0.1, 1.0),
+                                   pe.proj.W, pe.proj.b}), 3, &pe);
   ag_step_reset(); /* one backward per tape: each check starts a fresh one */
   ViTMLP mlp;
   ViTMLP_init(&mlp, &ps, "mlp", 4, 6, 0.0f);
-  GRADCHECK(f_mlp, ((Tensor *[]){gen(3, (const int[]){2, 3, 4}, 0.41, 0.2, 1.5), mlp.dense1.W,
-                                 mlp.dense1.b, mlp.dense2.W}), 4, &mlp);
+  GRADCHECK(f_mlp, ((Tensor *[]){golden_gen(3, (const int[]){2, 3, 4}, 0.41, 0.2, 1.5),
+                                 mlp.dense1.W, mlp.dense1.b, mlp.dense2.W}), 4, &mlp);
   ag_step_reset();
   ViTBlock blk;
   ViTBlock_init(&blk, &ps, "blk", 4, 6, 2, 0.0f, false);
   init_uniform(blk.ln1.gamma, 0.5f, 1.5f); /* non-trivial norms */
   init_uniform(blk.ln2.beta, -0.5f, 0.5f);
-  GRADCHECK(f_block, ((Tensor *[]){gen(3, (const int[]){2, 3, 4}, 0.53, 0.3, 1.0), blk.ln1.gamma,
-                                   blk.attention.W_q.W, blk.attention.W_v.W, blk.ln2.beta,
-                                   blk.mlp.dense2.b}), 6, &blk);
+  GRADCHECK(f_block, ((Tensor *[]){golden_gen(3, (const int[]){2, 3, 4}, 0.53, 0.3, 1.0),
+                                   blk.ln1.gamma, blk.attention.W_q.W, blk.attention.W_v.W,
+                                   blk.ln2.beta, blk.mlp.dense2.b}), 6, &blk);
   ag_step_reset();
   ViT m;
   ViT_init(&m, &ps, 4, 2, 1, 4, 6, 2, 1, 0.0f, 0.0f, false, 3);
   init_uniform(m.cls_token, -1, 1);
-  GRADCHECK(f_cls, ((Tensor *[]){gen(3, (const int[]){2, 4, 4}, 0.29, 0.4, 1.0), m.cls_token,
-                                 m.pos_embedding}), 3, &m);
+  GRADCHECK(f_cls, ((Tensor *[]){golden_gen(3, (const int[]){2, 4, 4}, 0.29, 0.4, 1.0),
+                                 m.cls_token, m.pos_embedding}), 3, &m);
   ag_step_reset();
   /* a fresh model: gradcheck resets the inputs' grad pointers, and parameter grads are malloc'd */
   ViT m2;
   ViT_init(&m2, &ps, 4, 2, 1, 4, 6, 2, 1, 0.0f, 0.0f, false, 3);
   init_uniform(m2.cls_token, -1, 1);
-  GRADCHECK(f_vit, ((Tensor *[]){gen(4, (const int[]){2, 1, 4, 4}, 0.61, 0.5, 1.0), m2.cls_token,
-                                 m2.pos_embedding, m2.patch_embedding.proj.W, m2.head.W}), 5, &m2);
+  GRADCHECK(f_vit, ((Tensor *[]){golden_gen(4, (const int[]){2, 1, 4, 4}, 0.61, 0.5, 1.0),
+                                 m2.cls_token, m2.pos_embedding, m2.patch_embedding.proj.W,
+                                 m2.head.W}), 5, &m2);
   ViT_free(&m2);
   ViT_free(&m);
   paramset_free(&ps);
@@ -424,7 +420,7 @@ TEST(lab07_cls_and_positions_values) {
   ViT_init(&m, &ps, 4, 2, 1, 3, 4, 1, 1, 0.0f, 0.0f, false, 2);
   for (int i = 0; i < 3; i++) m.cls_token->data[i] = 10.0f * (float)(i + 1);
   for (int i = 0; i < 15; i++) m.pos_embedding->data[i] = 0.5f * (float)i;
-  Tensor *P = gen(3, (const int[]){2, 4, 3}, 0.7, 0.1, 1.0);
+  Tensor *P = golden_gen(3, (const int[]){2, 4, 3}, 0.7, 0.1, 1.0);
   Tensor *Y = vit_add_cls_and_positions(&m, P, false);
   CHECK(Y && Y->ndim == 3 && Y->shape[0] == 2 && Y->shape[1] == 5 && Y->shape[2] == 3);
   if (Y) {
@@ -443,72 +439,32 @@ TEST(lab07_cls_and_positions_values) {
 
 /* ---------------------------------------------------------------- golden: the book's ViT */
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)len + 1);
-  size_t got = fread(s, 1, (size_t)len, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
-
-static float *golden(const char *text, const char *name, long *n) {
-  size_t len = strlen(name);
-  for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-    if (strncmp(p, name, len) != 0 || p[len] != ' ') continue;
-    char *end;
-    long cnt = strtol(p + len, &end, 10);
-    float *v = malloc(sizeof(float) * (size_t)(cnt > 0 ? cnt : 1));
-    for (long i = 0; i < cnt; i++) v[i] = strtof(end, &end);
-    *n = cnt;
-    return v;
-  }
-  test_fail(__FILE__, __LINE__, "record '%s' missing from %s", name, GOLDEN07);
-  *n = 0;
-  return NULL;
-}
-
 TEST(lab07_golden_vit_against_pytorch) {
   if (!have_lab07("lab07_golden_vit_against_pytorch")) return;
-  char *text = slurp(GOLDEN07);
-  if (!text) {
-    test_fail(__FILE__, __LINE__, "cannot read %s (run from the repository root)", GOLDEN07);
-    return;
-  }
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN07, "tests/golden/lab07_reference.py")) return;
   ParamSet ps = {0};
   ViT m;
   ViT_init(&m, &ps, 8, 4, 1, 8, 12, 2, 2, 0.0f, 0.0f, false, 10);
-  for (int j = 0; j < ps.n; j++) { /* the script's deterministic weights, same order */
-    Tensor *p = ps.items[j];
-    for (long i = 0; i < p->size; i++)
-      p->data[i] = (float)(0.5 * sin((0.3 + 0.07 * j) * (double)i + 0.1 * j));
-  }
-  Tensor *X = gen(4, (const int[]){2, 1, 8, 8}, 0.23, 0.1, 1.0);
+  for (int j = 0; j < ps.n; j++) /* the script's deterministic weights, same order */
+    golden_fill(ps.items[j]->data, ps.items[j]->size, 0.3 + 0.07 * j, 0.1 * j, 0.5);
+  Tensor *X = golden_gen(4, (const int[]){2, 1, 8, 8}, 0.23, 0.1, 1.0);
   Tensor *y = tensor_from(1, (const int[]){2}, (const float[]){3, 7});
-  Tensor *logits = ViT_forward(&m, X, false);
+  Tensor *logits = ViT_forward(&m, X, false); /* (2, 10) */
   Tensor *loss = t_mean_all(t_cross_entropy(logits, y, NULL));
   ag_backward(loss);
-  long n;
   /* float32 through two blocks vs torch's float32 (different summation orders): 1e-5 */
-  float *w = golden(text, "logits", &n);
-  if (w && n == 20) CHECK_CLOSE(logits->data, w, 20, 1e-5, 1e-4);
-  free(w);
-  w = golden(text, "loss", &n);
-  if (w) CHECK_NEAR(loss->data[0], w[0], 1e-5);
-  free(w);
-  w = golden(text, "attention_last", &n);
+  golden_check(&ref, "logits", logits->data, logits->size, 1e-5, 1e-4);
+  golden_check(&ref, "loss", loss->data, 1, 1e-5, 0);
   const Tensor *att = m.blks[1].attention.attention.attention_weights; /* (4, 5, 5) */
-  if (w && att && n == att->size) CHECK_CLOSE(att->data, w, n, 1e-6, 1e-5);
-  free(w);
+  CHECK(att != NULL);
+  if (att) golden_check(&ref, "attention_last", att->data, att->size, 1e-6, 1e-5);
   if (ps.n != 32) test_fail(__FILE__, __LINE__, "ViT has %d parameter tensors, the golden 32", ps.n);
   for (int j = 0; j < ps.n && j < 32; j++) {
     char name[32];
     snprintf(name, sizeof name, "grad.%d", j);
-    w = golden(text, name, &n);
+    long n;
+    float *w = golden_record(&ref, name, &n);
     Tensor *p = ps.items[j];
     if (!w) continue;
     if (n != p->size || !p->grad)
@@ -519,15 +475,11 @@ TEST(lab07_golden_vit_against_pytorch) {
     free(w);
   }
   /* bilinear resize vs F.interpolate(align_corners=False): float rounding only */
-  w = golden(text, "resize_5x7_to_9x4", &n);
-  if (w && n == 36) {
-    Tensor *img = gen(2, (const int[]){5, 7}, 0.37, 0.2, 1.0);
-    float out[36];
-    bilinear_resize(img->data, 5, 7, out, 9, 4);
-    CHECK_CLOSE(out, w, 36, 1e-6, 1e-6);
-  }
-  free(w);
-  free(text);
+  Tensor *img = golden_gen(2, (const int[]){5, 7}, 0.37, 0.2, 1.0);
+  float out[36]; /* (9, 4) */
+  bilinear_resize(img->data, 5, 7, out, 9, 4);
+  golden_check(&ref, "resize_5x7_to_9x4", out, 36, 1e-6, 1e-6);
+  golden_close(&ref);
   ViT_free(&m);
   paramset_free(&ps);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../../common/plot.h"
+#include "../golden_io.h"
 #include "../test.h"
 
 /* ---------- helpers */
@@ -36,19 +37,6 @@ static char *make_tmpdir(void) {
   char *r = malloc(strlen(d) + 1);
   strcpy(r, d);
   return r;
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
 }
 
 static bool file_exists(const char *path) {

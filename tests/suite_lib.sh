@@ -1,0 +1,44 @@
+# suite_lib.sh — the shared start and end of the shell suites (tests/suites/*.sh), sourced
+# as their first command:  . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab04
+# (It lives outside tests/suites/ because tests/run_all.sh runs every *.sh there.)
+#
+#   suite_begin NAME    cd to the repository root; zero the counters; $tmp, a fresh temporary
+#                       directory removed on exit; ok/bad lines are prefixed "NAME:"
+#   ok MSG / bad MSG    count one passed / failed check and print it
+#   check MSG CMD...    ok when CMD (output discarded) succeeds, else bad
+#   suite_build TARGET [WHAT]  make -s TARGET; on failure print the log's tail, the summary,
+#                       and exit 1 (nothing else can be checked)
+#   suite_end           the "N passed, N failed" line run_all.sh reads; status 0 when none failed
+
+suite_begin() {
+  suite_name=$1
+  cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+  passed=0
+  failed=0
+  tmp=$(mktemp -d "/tmp/${suite_name}_suite.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+}
+
+ok() { passed=$((passed + 1)); echo "ok   $suite_name: $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL $suite_name: $1"; }
+check() { # description, command...
+  local what=$1
+  shift
+  if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
+}
+
+suite_build() { # target, description (default "make TARGET")
+  local what=${2:-make $1}
+  if ! make -s "$1" >"$tmp/build.log" 2>&1; then
+    bad "$what failed:"
+    tail -20 "$tmp/build.log"
+    suite_end
+    exit 1
+  fi
+  ok "$what"
+}
+
+suite_end() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
