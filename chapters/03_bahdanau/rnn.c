@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "../../common/gemm.h"
-#include "fastmath.h"
+#include "../../common/fastmath.h"
 #include "lab03/lab03.h"
 
 typedef struct CellSaved {
@@ -138,8 +138,8 @@ static Tensor *cell_at(RnnKind kind, Tensor *gx, int t, Tensor *Hp, Tensor *Cp, 
 #pragma omp simd
       for (int j = 0; j < H; j++) {
         float ghn = a[2 * H + j];
-        float r = al_sigmoidf(x[j] + a[j]), z = al_sigmoidf(x[H + j] + a[H + j]);
-        float n = al_tanhf(x[2 * H + j] + r * ghn);
+        float r = fast_sigmoidf(x[j] + a[j]), z = fast_sigmoidf(x[H + j] + a[H + j]);
+        float n = fast_tanhf(x[2 * H + j] + r * ghn);
         a[j] = r;
         a[H + j] = z;
         a[2 * H + j] = n;
@@ -151,13 +151,13 @@ static Tensor *cell_at(RnnKind kind, Tensor *gx, int t, Tensor *Hp, Tensor *Cp, 
       const float *restrict cp = Cp->data + (size_t)b * H;
 #pragma omp simd
       for (int j = 0; j < H; j++) {
-        float i = al_sigmoidf(a[j] + x[j]), f = al_sigmoidf(a[H + j] + x[H + j]);
-        float g = al_tanhf(a[2 * H + j] + x[2 * H + j]), o = al_sigmoidf(a[3 * H + j] + x[3 * H + j]);
+        float i = fast_sigmoidf(a[j] + x[j]), f = fast_sigmoidf(a[H + j] + x[H + j]);
+        float g = fast_tanhf(a[2 * H + j] + x[2 * H + j]), o = fast_sigmoidf(a[3 * H + j] + x[3 * H + j]);
         a[j] = i;
         a[H + j] = f;
         a[2 * H + j] = g;
         a[3 * H + j] = o;
-        float cn = f * cp[j] + i * g, tc = al_tanhf(cn);
+        float cn = f * cp[j] + i * g, tc = fast_tanhf(cn);
         c[j] = cn;
         e[j] = tc;
         h[j] = o * tc;
