@@ -66,7 +66,8 @@ static double peak_gflops(int threads) {
   long iters = 2000000;
   double best = 0;
   volatile double sink = 0;
-  for (int r = 0; r < 7; r++) {
+  /* best of 15: a run in which another process takes a core for a moment only lowers that run */
+  for (int r = 0; r < 15; r++) {
     double t0 = now_seconds();
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
@@ -255,6 +256,7 @@ int main(int argc, char **argv) {
          g_batches, g_batch_s * 1e3);
 
   double p1 = peak_gflops(1), pn = g_threads > 1 ? peak_gflops(g_threads) : p1;
+  if (pn < p1) pn = g_threads > 1 ? peak_gflops(g_threads) : p1; /* disturbed: measure again */
   printf("%-38s", "shape (m x k . k x n)");
   for (int kd = 0; kd < K_COUNT; kd++)
     if (have_blas || (kd != K_BLAS1 && kd != K_BLAS)) printf(" %11s", kKindName[kd]);
