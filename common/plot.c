@@ -703,12 +703,17 @@ static double text_width(const char *s, double em) {
 }
 
 /* Integer tick step giving at most ~6 ticks over n indices: 1, 2, 5, 10, 20, 50, ... */
-static int tick_step(int n) {
+/* A 1-2-5 tick step for n cells that gives at most 6 ticks, and no more than fit along px
+ * pixels when each tick label needs label_px (so small image panels do not run labels together). */
+static int tick_step(int n, double px, double label_px) {
+  int maxt = label_px > 0 ? (int)(px / label_px) : 6;
+  if (maxt < 2) maxt = 2;
+  if (maxt > 6) maxt = 6;
   int steps[] = {1, 2, 5};
   for (long mag = 1;; mag *= 10)
     for (int i = 0; i < 3; i++) {
       long st = steps[i] * mag;
-      if ((n - 1) / st + 1 <= 6 || st > 1000000) return (int)st;
+      if ((n - 1) / st + 1 <= maxt || st > 1000000) return (int)st;
     }
 }
 
@@ -780,7 +785,7 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     }
   }
   double xw = text_width(xlabel, em), yw = text_width(ylabel, em);
-  double left = (has_label(ylabel) ? 1.6 * em : 0.3 * em) + (ydigits * 0.62 + 0.9) * em;
+  double left = (has_label(ylabel) ? 2.1 * em : 0.3 * em) + (ydigits * 0.62 + 0.9) * em;
   double bottom = (has_label(xlabel) ? 1.6 * em : 0.2 * em) + 2.3 * em;
   double title_h = any_title ? 1.6 * em : 0.4 * em;
   double hgap = 0.6 * em, vgap = 1.1 * em, pad = 0.7 * em;
@@ -915,8 +920,11 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     fprintf(f, " offset 0,-0.4\n");
     fprintf(f, "set xrange [-0.5:%.1f]\nset yrange [%.1f:-0.5]\n", hm->cols - 0.5,
             hm->rows - 0.5);
-    fprintf(f, "set xtics 0,%d,%d\nset ytics 0,%d,%d\n", tick_step(hm->cols), hm->cols - 1,
-            tick_step(hm->rows), hm->rows - 1);
+    int xdig = 1;
+    for (int v = hm->cols - 1; v >= 10; v /= 10) xdig++;
+    fprintf(f, "set xtics 0,%d,%d\nset ytics 0,%d,%d\n",
+            tick_step(hm->cols, w, (xdig * 0.62 + 1.0) * em), hm->cols - 1,
+            tick_step(hm->rows, h, 1.4 * em), hm->rows - 1);
     /* like sharex/sharey subplots: tick labels and axis labels only on the outer panels */
     bool bottom_row = r == nrows - 1, left_col = c == 0;
     fputs(bottom_row ? "set format x '%g'\n" : "set format x ''\n", f);
