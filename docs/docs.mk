@@ -15,12 +15,12 @@ DOCS_LABS ?= $(LABS)
 DOCS_RUN ?= yes
 DOCS_TIMEOUT ?= 900
 DOCS_DIR ?= docs
-# The training labs run with a short setting: the page shows the code working, not a trained
-# model. The defaults here are seconds to a few minutes on 2 CPU cores; raise them for a
-# full-length page (the book's settings are the labs' own defaults: run without DOCS_ARGS).
-DOCS_ARGS_lab03 ?= --epochs 20
-DOCS_ARGS_lab06 ?= --epochs 20
-DOCS_ARGS_lab07 ?= --epochs 1 --steps 100
+# Labs 03 and 06 train their full classic presets in seconds, so their pages show the book's
+# settings. lab07's default (10 epochs, about a minute on 2 cores) is cut to 2 epochs, which
+# already reach the issue's accuracy check; run with DOCS_ARGS_lab07= for the full page.
+DOCS_ARGS_lab03 ?=
+DOCS_ARGS_lab06 ?=
+DOCS_ARGS_lab07 ?= --epochs 2
 HAVE_PANDOC := $(shell command -v pandoc >/dev/null 2>&1 && echo yes)
 
 WEAVE_DIR := $(B)/weave
