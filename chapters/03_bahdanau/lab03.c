@@ -291,19 +291,21 @@ not that it translates. The fourth, `he's calm .`, is not in the first 600 lines
 wrong, in the book as here, and which way it goes wrong changes with the seed. The lab checks
 each sentence against the training pairs and says which is which.
 
-How often does the unseen sentence come out right? The model has never seen `calme` after
-`il est`, so the best it can do is `il est` plus an adjective it knows (`riche`, `bon`,
-`malade`, `paresseux`, ...): BLEU 0.658, and a mean of 0.915 over the four sentences. We trained
-seeds 1 to 20 with two builds (with this initialisation and with the output bias at zero; any
-change, even in float rounding, reshuffles which seeds succeed): 14 and 16 of the 20 runs gave
-such an `il est ... .`; the others produced an unrelated sentence (`il court .`,
-`je vais bien .`, `allez .`) with BLEU 0 and a mean of 0.750. The averages over the 20 seeds were 0.865 and 0.878; the three training sentences came
-out right in every run but one. The book's own code does the same: our PyTorch re-write of it
+How often does the unseen sentence come out right? The pair `il est calme .` is not in the
+training data, but its parts are: `he's rich .` → `il est riche .` and `i'm calm .` →
+`je suis calme .`. Composing the two gives BLEU 1.0; `il est` plus another adjective it knows
+(`riche`, `bon`, `malade`, `paresseux`, ...) gives 0.658, a mean of 0.915 over the four
+sentences; an unrelated sentence (`il court .`, `je vais bien .`, `allez .`) gives 0 and a mean
+of 0.750. We trained seeds 1 to 20 with two builds (with this initialisation and with the output
+bias at zero; any change, even in float rounding, reshuffles which seeds succeed): 14 and 16 of
+the 20 runs gave an `il est ... .`, and the averages over the 20 seeds were 0.865 and 0.878; the
+three training sentences came out right in every run but one. Later builds, with faster but
+differently rounded kernels, also produce the composed `il est calme .` for some seeds
+(`make bench-lab03` prints three). The book's own code does the same: our PyTorch re-write of it
 (`tests/golden/lab03_torch_seeds.py`, PyTorch 1.13) ends at losses of 0.019 to 0.021 (0.0195,
 the book's number, with seed 1) and translated `he's calm .` as `il est ... .` in 7 of 8 seeds
 (mean BLEU 0.894 over the 8; seed 2 said `ne demande pas !`).
-A single run at 0.750 is the luck of one unseen sentence, not a bug; 0.915, not 1.0, is the
-ceiling of this test.
+A single run at 0.750 is the luck of one unseen sentence, not a bug.
 
 For a real measure we also translate the 200 pairs that follow the training range in
 `fra.txt`, which the model never saw, and report their corpus BLEU-4 with its n-gram

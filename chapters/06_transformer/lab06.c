@@ -442,7 +442,10 @@ target position is trained in parallel. Now the book's four sentences, with BLEU
   }
 
   /***
-These are sentences the model trained on. For an honest number, lab 03's held-out BLEU-4:
+Three of these sentences are training pairs; `he's calm .` is not (lab 03 checks this and
+explains how the model can still compose `il est calme .` from `il est ...` and `je suis
+calme .`). So the four scores say more about fitting than translating. For an honest number,
+lab 03's held-out BLEU-4:
 greedy translations of pairs it never saw (d2l-0.17: the lines after the 600 training pairs;
 d2l-1.0: the validation pairs), scored as a corpus.
   */
