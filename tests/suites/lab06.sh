@@ -11,11 +11,17 @@ suite_build lab06
 
 ./lab06 --epochs 5 --no-heldout --save "$tmp/model.ckpt" --out "$tmp/run" >"$tmp/run.log" 2>&1
 rc=$?
-if [ $rc -eq 0 ]; then ok "./lab06 --epochs 5 exits 0"; else
+log="$tmp/run.log"
+# without fra-eng.zip the chapter stops after its data-free demos: check those and the error
+nodata=false
+if [ $rc -ne 0 ] && grep -q 'make data' "$log"; then
+  nodata=true
+  echo "skip lab06: fra-eng.zip not found (run make data); only the demos and the error are checked"
+  check "missing data is a clear error" grep -q 'make data' "$log"
+elif [ $rc -eq 0 ]; then ok "./lab06 --epochs 5 exits 0"; else
   bad "./lab06 exited $rc"
   tail -20 "$tmp/run.log"
 fi
-log="$tmp/run.log"
 check "FFN demo shape (2, 3, 8)" grep -qx 'ffn(ones (2, 3, 4)) shape: (2, 3, 8)' "$log"
 check "FFN rows identical" grep -qx 'all 6 positions identical: yes' "$log"
 check "layer norm [-1, 1] rows" grep -q '^layer norm = tensor(\[\[-1.0000, 1.0000\],' "$log"
@@ -25,6 +31,10 @@ check "encoder block shape (2, 100, 24)" grep -q '^encoder_blk(.*) shape: (2, 10
 check "encoder shape (2, 100, 24)" grep -q '^encoder(.*) shape: (2, 100, 24)$' "$log"
 check "encoder attention weights (16, 100, 100)" grep -qx 'block 1 attention weights shape: (16, 100, 100)' "$log"
 check "decoder block shape (2, 100, 24)" grep -q '^decoder_blk(.*) shape: (2, 100, 24)$' "$log"
+if $nodata; then
+  suite_end
+  exit
+fi
 check "vocab sizes 184 / 201" grep -q 'source vocab 184, target vocab 201' "$log"
 check "closing line loss/tokens" grep -q '^loss [0-9.]*, [0-9.]* tokens/sec on cpu$' "$log"
 n=$(grep -c ' => .*, bleu [0-9.]*$' "$log")
