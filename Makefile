@@ -40,6 +40,8 @@ ifeq ($(HAVE_OPENMP)$(NO_OPENMP),yes)
 CFLAGS_BASE += -fopenmp
 LDLIBS += -fopenmp
 FEATURES += openmp
+else
+CFLAGS_BASE += -Wno-unknown-pragmas # the omp pragmas simply run serially without OpenMP
 endif
 ifeq ($(HAVE_CBLAS)$(NO_BLAS),openblas)
 CFLAGS_BASE += -DAL_HAVE_CBLAS

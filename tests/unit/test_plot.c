@@ -163,7 +163,7 @@ TEST(plot_heatmaps_writes_matrices_without_gnuplot) {
   plot_force_no_gnuplot(1);
   float m[6][12];
   HeatMap hm[6];
-  char titles[6][16];
+  char titles[6][32]; /* "Head " + any int fits */
   for (int k = 0; k < 6; k++) {
     for (int i = 0; i < 12; i++) m[k][i] = 0.01f * (float)(k * 12 + i) - 0.3f;
     snprintf(titles[k], sizeof titles[k], "Head %d", k);
