@@ -71,97 +71,65 @@ Tensor *t_matmul(Tensor *a, Tensor *b) {
   return out;
 }
 
-/* ---------- t_bmm: (B,m,k) @ (B,k,n) -> (B,m,n) ---------- */
+/* ---------- t_bmm: (B,m,k) @ (B,k,n) -> (B,m,n); t_bmm_nt: (B,m,k) @ (B,n,k)^T -> (B,m,n) ----
+ * One implementation; iarg[4] says whether the second operand is stored transposed (the
+ * attention scores Q K^T read K as it is instead of materialising K^T). */
 
 static void bmm_backward(Tensor *out) {
   Tensor *a = out->in[0], *b = out->in[1];
   int B = out->iarg[0], m = out->iarg[1], n = out->iarg[2], k = out->iarg[3];
+  bool nt = out->iarg[4];
+  int ldb = nt ? k : n; /* b is (B, k, n), or (B, n, k) when nt */
   const float *dC = out->grad;
   float beta;
-  if (a->requires_grad) { /* dA[i] (m,k) += dC[i] (m,n) @ B[i]^T (n,k) */
+  if (a->requires_grad) { /* dA[i] (m,k) += dC[i] (m,n) @ op(B[i])^T (n,k) */
     float *dA = grad_beta(a, &beta);
-    gemm_batched(false, true, m, k, n, 1.0f, dC, n, (long)m * n, b->data, n, (long)k * n, beta,
+    gemm_batched(false, !nt, m, k, n, 1.0f, dC, n, (long)m * n, b->data, ldb, (long)k * n, beta,
                  dA, k, (long)m * k, B);
   }
-  if (b->requires_grad) { /* dB[i] (k,n) += A[i]^T (k,m) @ dC[i] (m,n) */
+  if (b->requires_grad) {
     float *dB = grad_beta(b, &beta);
-    gemm_batched(true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n, (long)m * n, beta,
-                 dB, n, (long)k * n, B);
+    if (nt) /* dB[i] (n,k) += dC[i]^T (n,m) @ A[i] (m,k) */
+      gemm_batched(true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k, (long)m * k, beta,
+                   dB, k, (long)n * k, B);
+    else /* dB[i] (k,n) += A[i]^T (k,m) @ dC[i] (m,n) */
+      gemm_batched(true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n, (long)m * n, beta,
+                   dB, n, (long)k * n, B);
   }
 }
 
-Tensor *t_bmm(Tensor *a, Tensor *b) {
+static Tensor *bmm_impl(const char *op, Tensor *a, Tensor *b, bool nt) {
   char sa[64], sb[64];
-  need_inputs("t_bmm", a, b);
+  need_inputs(op, a, b);
   if (a->ndim != 3 || b->ndim != 3)
-    tensor_error("t_bmm", "needs two 3-D batches (B, m, k) and (B, k, n), got %s and %s; "
-                 "reshape with t_view first", shape_str(a, sa, sizeof sa),
+    tensor_error(op, "needs two 3-D batches (B, m, k) and %s, got %s and %s; reshape with "
+                 "t_view first", nt ? "(B, n, k)" : "(B, k, n)", shape_str(a, sa, sizeof sa),
                  shape_str(b, sb, sizeof sb));
-  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[1])
-    tensor_error("t_bmm", "shapes %s and %s do not fit (B, m, k) @ (B, k, n): batch sizes and "
-                 "inner dimensions must match", shape_str(a, sa, sizeof sa),
-                 shape_str(b, sb, sizeof sb));
-  need_cpu("t_bmm", a, b);
-  int B = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[2];
+  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[nt ? 2 : 1])
+    tensor_error(op, "shapes %s and %s do not fit %s: batch sizes and %s must match",
+                 shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb),
+                 nt ? "(B, m, k) @ (B, n, k)^T" : "(B, m, k) @ (B, k, n)",
+                 nt ? "last dimensions" : "inner dimensions");
+  need_cpu(op, a, b);
+  int B = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[nt ? 1 : 2];
   Tensor *out = tensor_new(3, (int[]){B, m, n}); /* (B, m, n) */
-  out->name = "bmm";
-  gemm_batched(false, false, m, n, k, 1.0f, a->data, k, (long)m * k, b->data, n, (long)k * n,
-               0.0f, out->data, n, (long)m * n, B);
+  out->name = nt ? "bmm_nt" : "bmm";
+  gemm_batched(false, nt, m, n, k, 1.0f, a->data, k, (long)m * k, b->data, nt ? k : n,
+               (long)k * n, 0.0f, out->data, n, (long)m * n, B);
   if (ag_needs_grad(a, b, NULL)) {
     out->iarg[0] = B;
     out->iarg[1] = m;
     out->iarg[2] = n;
     out->iarg[3] = k;
+    out->iarg[4] = nt;
     ag_record(out, bmm_backward, a, b, NULL);
   }
   return out;
 }
 
-/* ---------- t_bmm_nt: (B,m,k) @ (B,n,k)^T -> (B,m,n) ---------- */
+Tensor *t_bmm(Tensor *a, Tensor *b) { return bmm_impl("t_bmm", a, b, false); }
 
-static void bmm_nt_backward(Tensor *out) {
-  Tensor *a = out->in[0], *b = out->in[1];
-  int B = out->iarg[0], m = out->iarg[1], n = out->iarg[2], k = out->iarg[3];
-  const float *dC = out->grad;
-  float beta;
-  if (a->requires_grad) { /* dA[i] (m,k) += dC[i] (m,n) @ B[i] (n,k) */
-    float *dA = grad_beta(a, &beta);
-    gemm_batched(false, false, m, k, n, 1.0f, dC, n, (long)m * n, b->data, k, (long)n * k, beta,
-                 dA, k, (long)m * k, B);
-  }
-  if (b->requires_grad) { /* dB[i] (n,k) += dC[i]^T (n,m) @ A[i] (m,k) */
-    float *dB = grad_beta(b, &beta);
-    gemm_batched(true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k, (long)m * k, beta,
-                 dB, k, (long)n * k, B);
-  }
-}
-
-Tensor *t_bmm_nt(Tensor *a, Tensor *b) {
-  char sa[64], sb[64];
-  need_inputs("t_bmm_nt", a, b);
-  if (a->ndim != 3 || b->ndim != 3)
-    tensor_error("t_bmm_nt", "needs two 3-D batches (B, m, k) and (B, n, k), got %s and %s; "
-                 "reshape with t_view first", shape_str(a, sa, sizeof sa),
-                 shape_str(b, sb, sizeof sb));
-  if (a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2])
-    tensor_error("t_bmm_nt", "shapes %s and %s do not fit (B, m, k) @ (B, n, k)^T: batch sizes "
-                 "and last dimensions must match", shape_str(a, sa, sizeof sa),
-                 shape_str(b, sb, sizeof sb));
-  need_cpu("t_bmm_nt", a, b);
-  int B = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[1];
-  Tensor *out = tensor_new(3, (int[]){B, m, n}); /* (B, m, n) */
-  out->name = "bmm_nt";
-  gemm_batched(false, true, m, n, k, 1.0f, a->data, k, (long)m * k, b->data, k, (long)n * k,
-               0.0f, out->data, n, (long)m * n, B);
-  if (ag_needs_grad(a, b, NULL)) {
-    out->iarg[0] = B;
-    out->iarg[1] = m;
-    out->iarg[2] = n;
-    out->iarg[3] = k;
-    ag_record(out, bmm_nt_backward, a, b, NULL);
-  }
-  return out;
-}
+Tensor *t_bmm_nt(Tensor *a, Tensor *b) { return bmm_impl("t_bmm_nt", a, b, true); }
 
 /* ---------- t_linear: x (..., in) @ W (in, out) + b (out) -> (..., out) ---------- */
 
