@@ -10,9 +10,9 @@
  * may longjmp, which must never happen inside a parallel region.
  */
 #include <math.h>
-#include <stdint.h>
 #include <string.h>
 
+#include "fastmath.h"
 #include "ops.h"
 
 /* Rows are spread over threads only when there is enough work to pay for the fork. */
@@ -35,31 +35,10 @@ static long num_rows(const Tensor *t) { return shape_numel(t->ndim - 1, t->shape
 
 #define LANES 8
 
-/* exp(x) for x <= 0, the only range a max-shifted softmax needs; -inf gives exactly 0 and NaN
- * stays NaN. Cephes' method: x = k ln2 + r with |r| <= ln2 / 2, exp(r) by a degree-7 polynomial,
- * 2^k assembled in the exponent bits. Within 1e-7 relative of exp over [-87, 0] (about 1 ulp,
- * as accurate as expf); below -87, where exp(x) < 2^-125, it returns 0. */
-static inline float exp_le0(float x) {
-  const float shifter = 0x1.8p23f; /* adding it rounds to an integer held in the low bits */
-  float xc = x < -87.0f ? -87.0f : x;
-  float kb = xc * 1.44269504f + shifter;
-  float k = kb - shifter;
-  float r = xc - k * 0.693359375f; /* ln 2 in two parts: r stays exact */
-  r = r - k * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  uint32_t kbits, ebits;
-  memcpy(&kbits, &kb, sizeof kbits);
-  ebits = (kbits - 0x4B400000u + 127u) << 23; /* k + bias in the exponent field */
-  float scale;
-  memcpy(&scale, &ebits, sizeof scale);
-  return x < -87.0f ? 0.0f : p * scale;
-}
+/* exp(x) for x <= 0, the only range a max-shifted softmax needs: fast_expf (within 1e-7
+ * relative over [-87, 0]), with -inf and everything below -87 (exp < 2^-125) giving exactly 0;
+ * NaN stays NaN. */
+static inline float exp_le0(float x) { return x < -87.0f ? 0.0f : fast_expf(x); }
 
 /* The max of x[0..n), -inf when n == 0. A NaN is skipped here but poisons the sum later. */
 static float row_max(const float *x, int n) {
