@@ -77,4 +77,12 @@ int expect_shape_(const char *file, int line, const Tensor *t, const char *what,
 int expect_close_(const char *file, int line, const float *got, const float *want, long n,
                   double atol, double rtol, const char *what);
 
+/* Training-mode attention weights after inverted dropout with p = 0.5: every entry of got must
+ * be 0 or 2 * want[i] (1/(1-p) = 2), with some of each (dropout applied, not everything
+ * dropped). want holds the weights before dropout. */
+#define EXPECT_INVERTED_DROPOUT_HALF(got, want, n)                                  \
+  expect_inverted_dropout_half_(__FILE__, __LINE__, (got), (want), (n))
+int expect_inverted_dropout_half_(const char *file, int line, const float *got,
+                                  const float *want, long n);
+
 #endif

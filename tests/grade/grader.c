@@ -368,6 +368,28 @@ int expect_close_(const char *file, int line, const float *got, const float *wan
   return 0;
 }
 
+int expect_inverted_dropout_half_(const char *file, int line, const float *got,
+                                  const float *want, long n) {
+  if (!got) {
+    grade_fail(file, line, "training-mode output: got NULL (not implemented yet?)");
+    return 0;
+  }
+  long zeros = 0, kept = 0, other = 0;
+  for (long i = 0; i < n; i++) {
+    double o = got[i], w2 = 2.0 * want[i];
+    if (o == 0) zeros++;
+    else if (fabs(o - w2) <= 1e-5 * (1 + w2)) kept++; /* float32 rounding of w / (1 - p) */
+    else other++;
+  }
+  if (other)
+    grade_fail(file, line, "training with dropout 0.5: every output weight must be 0 or 2 w "
+               "(inverted dropout on the weights, Dropout_forward); %ld entries are neither", other);
+  else if (!zeros || !kept)
+    grade_fail(file, line, "training with dropout 0.5: expected some weights dropped and some "
+               "kept, got %ld dropped and %ld kept (is dropout applied when training?)", zeros, kept);
+  return !other && zeros && kept;
+}
+
 /* ------------------------------------------------------------------ options */
 
 typedef struct {
