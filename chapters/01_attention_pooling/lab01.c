@@ -109,6 +109,33 @@ static void keep(Estimate *e, const Tensor *y_hat) {
   memcpy(e->y_hat, y_hat->data, sizeof(float) * N_TEST);
 }
 
+/* Four Nadaraya-Watson estimates (kernel fns[p] with width widths[p]) as one row of fit panels
+ * and one row of weight heatmaps, with the report of queries that had no support. */
+static void nadaraya_watson_row(const Lab *L, Estimate est[4], const KernelFn fns[4],
+                                const double widths[4], float mean, const char *fit_name,
+                                const char *attention_name) {
+  const float *w[4];
+  const char *titles[4];
+  Estimate *e[4];
+  for (int p = 0; p < 4; p++) {
+    Tensor *x_train = tensor_from(1, (int[]){L->n}, L->x_train); /* (n) keys */
+    Tensor *y_train = tensor_from(1, (int[]){L->n}, L->y_train); /* (n) values */
+    Tensor *x_test = tensor_from(1, (int[]){N_TEST}, L->x_test); /* (N_TEST) queries */
+    Tensor *A;                                                    /* (N_TEST, n) weights */
+    Tensor *y_hat = nadaraya_watson(x_train, y_train, x_test, fns[p], widths[p], &A,
+                                    &est[p].unsupported);         /* (N_TEST) */
+    NEED(y_hat, "Nadaraya-Watson regression");
+    keep(&est[p], y_hat);
+    w[p] = A->data;
+    titles[p] = est[p].title;
+    e[p] = &est[p];
+  }
+  report_unsupported(L, e, 4, mean);
+  plot_fits(L, fit_name, e, 4);
+  plot_attention(L, attention_name, w, titles, 4);
+  ag_step_reset();
+}
+
 /* Parse --w0 (a string flag, so that its absence means "draw it as the book does"). */
 static float parse_w0(const char *s) {
   char *end;
@@ -294,23 +321,8 @@ it happen.
   {
     const KernelFn fns[4] = {gaussian_kernel, boxcar_kernel, constant_kernel,
                              epanechnikov_kernel};
-    const float *w[4];
-    const char *titles[4];
-    Estimate *e[4];
-    for (int p = 0; p < 4; p++) {
-      Tensor *A; /* (N_TEST, n) attention weights */
-      Tensor *y_hat = nadaraya_watson(X_TRAIN(), Y_TRAIN(), X_TEST(), fns[p], 1.0, &A,
-                                      &kern[p].unsupported);
-      NEED(y_hat, "Nadaraya-Watson regression");
-      keep(&kern[p], y_hat);
-      w[p] = A->data;
-      titles[p] = kern[p].title;
-      e[p] = &kern[p];
-    }
-    report_unsupported(&L, e, 4, mean);
-    plot_fits(&L, "fit_kernels", e, 4);
-    plot_attention(&L, "attention_kernels", w, titles, 4);
-    ag_step_reset();
+    const double widths[4] = {1.0, 1.0, 1.0, 1.0};
+    nadaraya_watson_row(&L, kern, fns, widths, mean, "fit_kernels", "attention_kernels");
   }
 
   /***
@@ -331,24 +343,9 @@ where $\sigma$ decides how far a query looks. Here are $\sigma = 0.1, 0.2, 0.5, 
                      {.key = "sigma_0.5", .title = "Sigma 0.5"},
                      {.key = "sigma_1", .title = "Sigma 1"}};
   {
+    const KernelFn fns[4] = {gaussian_kernel, gaussian_kernel, gaussian_kernel, gaussian_kernel};
     const double sigmas[4] = {0.1, 0.2, 0.5, 1.0};
-    const float *w[4];
-    const char *titles[4];
-    Estimate *e[4];
-    for (int p = 0; p < 4; p++) {
-      Tensor *A; /* (N_TEST, n) */
-      Tensor *y_hat = nadaraya_watson(X_TRAIN(), Y_TRAIN(), X_TEST(), gaussian_kernel,
-                                      sigmas[p], &A, &sig[p].unsupported);
-      NEED(y_hat, "Nadaraya-Watson regression");
-      keep(&sig[p], y_hat);
-      w[p] = A->data;
-      titles[p] = sig[p].title;
-      e[p] = &sig[p];
-    }
-    report_unsupported(&L, e, 4, mean);
-    plot_fits(&L, "fit_sigmas", e, 4);
-    plot_attention(&L, "attention_sigmas", w, titles, 4);
-    ag_step_reset();
+    nadaraya_watson_row(&L, sig, fns, sigmas, mean, "fit_sigmas", "attention_sigmas");
   }
 
   /***
