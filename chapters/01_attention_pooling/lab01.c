@@ -166,8 +166,6 @@ int main(int argc, char **argv) {
   cli_parse(argc, argv, "lab01", "attention pooling: Nadaraya–Watson kernel regression", &args,
             extra);
   const int epochs = args.epochs >= 0 ? args.epochs : 5;
-  if (strcmp(args.device, "cpu") != 0)
-    printf("note: lab01's tensors are at most 50 x 50; it computes on the CPU\n");
 
   Lab L = {.out = args.out, .fallback_mean = fallback_mean};
 

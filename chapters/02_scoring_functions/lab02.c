@@ -77,8 +77,6 @@ int main(int argc, char **argv) {
   };
   cli_parse(argc, argv, "lab02", "attention scoring functions: masked softmax, additive and "
             "scaled dot-product attention", &args, extra);
-  if (strcmp(args.device, "cpu") != 0)
-    printf("note: lab02's tensors are at most 2 x 10 x 20; it computes on the CPU\n");
   /* Nothing in this lab is trained: record no tape (like torch.no_grad()). */
   ag_set_grad_enabled(false);
 

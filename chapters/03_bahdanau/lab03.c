@@ -145,9 +145,6 @@ int main(int argc, char **argv) {
   if (strcmp(attn_name, "additive") == 0) akind = ATTN_ADDITIVE;
   else if (strcmp(attn_name, "dot") == 0) akind = ATTN_DOT;
   else die("lab03: --attention must be additive or dot, got '%s'", attn_name);
-  if (strcmp(args.device, "cpu") != 0)
-    printf("note: lab03 has no CUDA kernels for its recurrent cells yet; it computes on the "
-           "CPU\n");
   const char *preset = args.preset ? args.preset : "d2l-0.17";
   NmtConfig cfg;
   if (nmt_preset(preset, &cfg) != 0)

@@ -75,8 +75,6 @@ int main(int argc, char **argv) {
   };
   cli_parse(argc, argv, "lab04", "multi-head attention: parallel heads, shapes, per-head weights",
             &args, extra);
-  if (strcmp(args.device, "cpu") != 0)
-    printf("note: lab04's tensors are tiny; it computes on the CPU\n");
   if (demo_heads < 1 || demo_heads > 16 || 16 % demo_heads != 0)
     die("lab04: --heads must divide the example's 16 hiddens (1, 2, 4, 8 or 16), got %d",
         demo_heads);

@@ -53,8 +53,6 @@ int main(int argc, char **argv) {
   };
   cli_parse(argc, argv, "lab05", "self-attention, the CNN/RNN/self-attention comparison and "
             "sinusoidal positional encoding", &args, extra);
-  if (strcmp(args.device, "cpu") != 0)
-    printf("note: lab05's tensors are tiny; it computes on the CPU\n");
   if (encoding_dim < 10 || encoding_dim > 4096)
     die("lab05: --encoding-dim must be in [10, 4096] (the figure draws columns 6 to 9), got %d",
         encoding_dim);

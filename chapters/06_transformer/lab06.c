@@ -167,7 +167,6 @@ int main(int argc, char **argv) {
   };
   cli_parse(argc, argv, "lab06", "the Transformer: blocks, training on English-French, heads",
             &args, extra);
-  if (strcmp(args.device, "cpu") != 0) printf("note: lab06 computes on the CPU in this build\n");
   if (heldout < 1) die("lab06: --heldout must be at least 1, got %d", heldout);
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
   if (threads < 1) die("lab06: --threads must be at least 1, got %d", threads);
