@@ -18,7 +18,6 @@
  * Backward. The gradient of a broadcast input is the output gradient summed over the dims the
  * input was repeated along; accumulate_grad() walks the same plan to do that sum. */
 #include <math.h>
-#include <stdint.h>
 
 #include "fastmath.h"
 #include "ops.h"
@@ -409,42 +408,36 @@ Tensor *t_relu(Tensor *a) {
  * on `parallel for simd` would also switch off vectorization below the threshold. */
 #define GELU_PAR_MIN 65536
 
-/* exp(x) for x <= 88 without libm, so GELU's loops vectorize: x = k ln2 + r, |r| <= ln2/2,
- * e^r by its degree-7 Taylor polynomial (relative error < 1e-8), 2^k built in the exponent
- * bits. Inputs below -87 are clamped (the result, ~1e-38, is zero for GELU's purposes). */
-static inline float gelu_exp(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  float k = __builtin_rintf(x * 1.44269504088896341f);
-  float r = x - k * 0.693145751953125f - k * 1.42860682030941723e-6f; /* ln2 split hi + lo */
-  float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 +
-            r * (1.0f / 720 + r * (1.0f / 5040)))))));
-  union { int32_t i; float f; } s = {.i = ((int32_t)k + 127) << 23};
-  return p * s.f;
-}
-
 /* Phi(x), the standard normal CDF, as 1/2 erfc(-x / sqrt 2) with the erfc of Numerical
  * Recipes (Chebyshev fit, relative error < 1.2e-7 for all arguments): the left tail keeps its
  * relative accuracy instead of cancelling in 1 + erf. */
 static inline float gelu_cdf(float x) {
   float z = (x < 0 ? -x : x) * GELU_INV_SQRT2;
   float t = 1.0f / (1.0f + 0.5f * z);
-  float e = t * gelu_exp(-z * z - 1.26551223f +
+  float e = t * fast_expf(-z * z - 1.26551223f +
                          t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +
                          t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f +
                          t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f)))))))));
   return x < 0 ? 0.5f * e : 1.0f - 0.5f * e;
 }
 
-static void gelu_backward(Tensor *out) { /* d(x Phi(x)) = Phi(x) + x phi(x) */
+/* d(x Phi(x))/dx = Phi(x) + x phi(x) */
+static inline float gelu_grad(float x) {
+  return gelu_cdf(x) + x * GELU_INV_SQRT_2PI * fast_expf(-0.5f * x * x);
+}
+
+static void gelu_backward(Tensor *out) {
   bool fresh;
   float *ga = tensor_grad_fresh(out->in[0], &fresh);
   const float *g = out->grad, *x = out->in[0]->data;
-  const float keep = fresh ? 0.0f : 1.0f; /* fresh: ga is uninitialized and never read */
+  if (fresh) { /* ga is uninitialized: store, never read it */
 #pragma omp parallel for simd schedule(static) if (parallel: out->size >= GELU_PAR_MIN)
-  for (long i = 0; i < out->size; i++) {
-    float pdf = GELU_INV_SQRT_2PI * gelu_exp(-0.5f * x[i] * x[i]);
-    float d = g[i] * (gelu_cdf(x[i]) + x[i] * pdf);
-    ga[i] = keep != 0.0f ? ga[i] + d : d;
+    for (long i = 0; i < out->size; i++)
+      ga[i] = g[i] * gelu_grad(x[i]);
+  } else {
+#pragma omp parallel for simd schedule(static) if (parallel: out->size >= GELU_PAR_MIN)
+    for (long i = 0; i < out->size; i++)
+      ga[i] += g[i] * gelu_grad(x[i]);
   }
 }
 
