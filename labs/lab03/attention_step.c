@@ -14,7 +14,7 @@
  *   Returns (batch, queries, value_size).
  * Hints: exercise 2.2 without the W_k line. Broadcast (batch, queries, 1, h) + (batch, 1, keys, h)
  *   with t_view + t_add. Return NULL if masked_softmax returns NULL.
- * Tests: tests/grade/lab03/test_attention_step.c.
+ * Tests: tests/grade/lab03/test_lab03.c.
  */
 #include "lab03/lab03.h"
 

@@ -8,7 +8,7 @@
  * Shapes: X (batch, input_size), H and C (batch, h); p->W_xh (input_size, 4h), p->W_hh (h, 4h),
  *   p->b_xh, p->b_hh (4h). Returns H' (batch, h) and stores C' in *C_new (when C_new != NULL).
  * Hints: as exercise 3.1. `./lab03 --rnn lstm` trains with an LSTM (the book's exercise 1).
- * Tests: tests/grade/lab03/test_cells.c.
+ * Tests: tests/grade/lab03/test_lab03.c.
  */
 #include "lab03/lab03.h"
 

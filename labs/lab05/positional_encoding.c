@@ -11,7 +11,7 @@
  * Hints: compute the divisor 10000^(2j/d) once per column pair, not once per entry. The book
  *   computes in float32 (powf, sinf, cosf with the exponent (float)(2j) / (float)d); doing the
  *   same reproduces its numbers to about 1e-6. double math is fine too: the tests allow for
- *   float32 rounding of angles up to 1000.
+ *   float32 rounding of angles up to 100 (their tables have 100 rows).
  * Shapes: P has max_len * num_hiddens floats, allocated by the caller
  *   (PositionalEncoding_init in chapters/05_self_attention_pe/posenc.c).
  * Tests: tests/grade/lab05/test_posenc.c. Run: make grade LAB=05.

@@ -1,4 +1,5 @@
-/* Exercise 6.3 — the decoder's causal mask (4 points)
+/* Exercise 6.3 — the decoder's causal mask (6 points: the valid lengths 3, the decoder block
+ * masked with them 3)
  *
  * What: the decoder must not look ahead: when it predicts target token i it may attend only to
  *   tokens 0..i. Masked softmax expresses that as valid lengths, one per query. The queries
