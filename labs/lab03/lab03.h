@@ -33,7 +33,8 @@ Tensor *lstm_cell(const RNNLayerParams *p, Tensor *X, Tensor *H, Tensor *C, Tens
  * hidden projection h @ W_hh + b_hh, the gates and the new state — in one tape node, forward
  * and backward written by hand. gx (batch, G) is the input projection x @ W_xh + b_xh, computed
  * by the caller (for all time steps at once where it can). GRU: C must be NULL, returns H'
- * (batch, H). LSTM: returns (batch, 2H) = [H' | C']. */
+ * (batch, H). LSTM: returns (batch, 2H) = [H' | C']. Exercises 3.1 and 3.2 may not call it:
+ * make grade refuses a file that does. */
 Tensor *rnn_cell_fused(RnnKind kind, Tensor *gx, Tensor *H, Tensor *C, Tensor *W_hh,
                        Tensor *b_hh);
 
@@ -87,7 +88,8 @@ Tensor *additive_attention_cached(AdditiveAttention *a, Tensor *queries, Tensor 
 
 /* The additive scores in one fused tape node (chapters/03_bahdanau/attention_fused.c):
  * q (batch, queries, h) = W_q(queries), keys_proj (batch, keys, h), w_v (h, 1) ->
- * scores (batch, queries, keys) = w_v^T tanh(q_i + k_j). */
+ * scores (batch, queries, keys) = w_v^T tanh(q_i + k_j). Exercise 3.3 may not call it: make
+ * grade refuses a file that does. */
 Tensor *additive_scores_fused(Tensor *q, Tensor *keys_proj, Tensor *w_v);
 
 /* d2l's Seq2SeqAttentionDecoder. Each step: query = the last layer's hidden state, context =

@@ -20,8 +20,12 @@ GRADER := $(VOBJ)/grade
 GRADE_FLAGS ?=
 
 $(GRADER_MAIN): CFLAGS += -DGRADE_VARIANT='"$(VARIANT)"'
-$(GRADER): $(GRADER_MAIN) $(GRADE_OBJ) $(LIBS_ALL)
+$(GRADER): $(GRADER_MAIN) $(GRADE_OBJ) $(LIBS_ALL) $(VOBJ)/submission.ok
 	$(CC) $(CFLAGS) -o $@ $(GRADER_MAIN) $(GRADE_OBJ) $(LINK_LIBS)
+
+# Student code is linked into the grader: refuse what could tamper with it (check_submission.sh).
+$(VOBJ)/submission.ok: $(EX_OBJ) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
+	@bash tests/grade/check_submission.sh $(EX_OBJ) && touch $@
 
 # The grader's own tests (tests/grader/, run by tests/suites/grading.sh): a fake lab 99 graded
 # against a well-behaved and a hostile submission. They need only libcommon.
@@ -35,7 +39,11 @@ $(SELFTEST): $(SELFTEST_DIR)/%: $(OBJ)/tests/grader/submission_%.o $(SELFTEST_OB
 
 grade-build: $(GRADER) $(SELFTEST)
 
-grade: $(GRADER)
+# A grader that does not build still leaves a results.json (score 0, the build errors).
+grade:
+	@mkdir -p $(B) && $(MAKE) --no-print-directory $(GRADER) >$(B)/grade-build.log 2>&1 || \
+	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \
+	    $(GRADE_FLAGS); exit 1; }
 	@$(GRADER) $(if $(LAB),--lab $(LAB)) $(GRADE_FLAGS)
 
 handout:

@@ -153,6 +153,9 @@ else
     check "VARIANT=$v: results.json is valid JSON" json_valid "$r"
     check "VARIANT=$v: test scores add up" totals_agree "$r" "$tmp/$v/term.log"
     if [ $v = solutions ]; then
+      check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
+        diff <(grep -v '^#' tests/grade/exercise_symbols.txt) \
+        <(nm -g --defined-only -P build/solutions/solutions/lab*/*.o | awk 'NF > 1 {print $1}' | LC_ALL=C sort -u)
       max=$(grep -o '"max_score": [0-9]*' "$r" | head -1 | awk '{print $2}')
       if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
         ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
@@ -212,6 +215,36 @@ else
   else
     check "handout: make grade says there is nothing to grade yet" \
       grep -q 'no graded tests' "$h/grade.log"
+  fi
+  # Submissions the grader must refuse to link (check_submission.sh), and one that does not
+  # compile: each still leaves a results.json with score 0 and says why.
+  if [ -n "$have_graded" ]; then
+    s=$h/labs
+    cp "$s/lab05/positional_encoding.c" "$s/lab02/masked_softmax.c" "$s/lab06/ffn.c" "$tmp/"
+    printf '#include <unistd.h>\nssize_t write(int fd, const void *b, size_t n) { (void)fd; (void)b; return (ssize_t)n; }\n' \
+      >>"$s/lab05/positional_encoding.c"
+    sed -i 's|^  return NULL;|  return t_masked_softmax(X, valid_lens);|' "$s/lab02/masked_softmax.c"
+    echo '__attribute__((constructor)) static void early(void) {}' >>"$s/lab06/ffn.c"
+    touch "$s/lab05/positional_encoding.c" "$s/lab02/masked_softmax.c" "$s/lab06/ffn.c"
+    (cd "$h" && rm -f results.json && mk OPT=-O0 grade >refused.log 2>&1)
+    rc=$?
+    check "refused submission: make grade fails" [ $rc -ne 0 ]
+    check "refused submission: results.json is valid JSON with score 0" \
+      grep -q '"score": 0,' "$h/results.json"
+    json_valid "$h/results.json" || fail "refused submission: results.json is not valid JSON"
+    check "refused: a global write() that would replace the harness's is named" \
+      grep -q "positional_encoding.c defines the global symbol 'write'" "$h/results.json"
+    check "refused: calling the kit's t_masked_softmax for exercise 2.1 is named" \
+      grep -q 'masked_softmax.c calls t_masked_softmax' "$h/results.json"
+    check "refused: a constructor in student code is named" \
+      grep -q 'ffn.c has a .init_array section' "$h/results.json"
+    cp "$tmp/positional_encoding.c" "$s/lab05/" && cp "$tmp/masked_softmax.c" "$s/lab02/"
+    sed 's|^#include "lab06/lab06.h"|&\nint missing_semicolon(void) { return 1 }|' "$tmp/ffn.c" >"$s/lab06/ffn.c"
+    touch "$s/lab05/positional_encoding.c" "$s/lab02/masked_softmax.c"
+    (cd "$h" && rm -f results.json && mk OPT=-O0 grade >broken.log 2>&1)
+    check "a submission that does not compile: results.json with score 0 and the compiler error" \
+      grep -q '"score": 0,.*ffn.c:[0-9]*:[0-9]*: error' <<<"$(tr -d '\n' <"$h/results.json")"
+    cp "$tmp/ffn.c" "$s/lab06/"
   fi
 fi
 
