@@ -151,7 +151,10 @@ int main(int argc, char **argv) {
     die("lab03: unknown --preset '%s' (use d2l-0.17 or d2l-1.0)", preset);
   Hyper hp = cfg.preset == NMT_D2L_10 ? (Hyper){256, 256, 2, 30, 0.2f, 0.005f, true}
                                       : (Hyper){32, 32, 2, 250, 0.1f, 0.005f, false};
-  if (args.epochs >= 0) hp.epochs = args.epochs;
+  if (args.epochs == 0)
+    die("lab03: --epochs 0: training runs at least one epoch (to translate without training, "
+        "--load a checkpoint saved with --save)");
+  if (args.epochs > 0) hp.epochs = args.epochs;
   if (!(lr > 0)) die("lab03: --lr must be positive, got %g", (double)lr);
   hp.lr = lr;
   if (heldout < 0) die("lab03: --heldout must be >= 0");

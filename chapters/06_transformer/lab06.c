@@ -168,6 +168,9 @@ int main(int argc, char **argv) {
   cli_parse(argc, argv, "lab06", "the Transformer: blocks, training on English-French, heads",
             &args, extra);
   if (heldout < 1) die("lab06: --heldout must be at least 1, got %d", heldout);
+  if (args.epochs == 0)
+    die("lab06: --epochs 0: training runs at least one epoch (to translate without training, "
+        "--load a checkpoint saved with --save)");
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
   if (threads < 1) die("lab06: --threads must be at least 1, got %d", threads);
 #ifdef _OPENMP

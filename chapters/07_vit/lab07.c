@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
   if (patch) cfg.patch_size = patch;
   if (batch_size) cfg.batch_size = batch_size;
   if (lr) cfg.lr = lr;
-  if (args.epochs > 0) cfg.epochs = args.epochs;
+  if (args.epochs >= 0) cfg.epochs = args.epochs;
   if (cfg.patch_size < 1 || cfg.img_size < cfg.patch_size || cfg.img_size % cfg.patch_size != 0 ||
       cfg.img_size > 512)
     die("lab07: --img-size %d must be a multiple of the patch size %d (and at most 512)",

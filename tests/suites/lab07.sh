@@ -120,4 +120,9 @@ if [ $rc -ne 0 ] && grep -q 'must be a multiple of the patch size 7' "$tmp/bad.l
 fi
 check "--help exits 0" ./lab07 --help
 
+./lab07 --epochs 0 --out "$tmp/e0" >"$tmp/e0.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '"train_loss": \[\]' "$tmp/e0/summary.json"; then
+  ok "--epochs 0 trains nothing (empty train_loss)"
+else bad "--epochs 0: exit $rc"; fi
 suite_end
