@@ -173,11 +173,14 @@ whose top-layer output goes through a dense layer to the vocabulary. The decoder
 state is the encoder's final state (all layers).
 
 Two things are specific to this implementation. The keys do not change from one decoding step to
-the next, so the decoder projects them by $\mathbf W_k$ once per sentence
-(`additive_attention_cached`, exercise 3.3) instead of at every step — the same numbers, fewer
-products. And the GRU cell the model trains with is fused: one tape node per step with a
-hand-written backward (`rnn_cell_fused` in `rnn.c`); your readable `gru_cell` (exercise 3.1) is
-the definition it is checked against below.
+the next, so the decoder projects them by $\mathbf W_k$ once per sentence instead of at every
+step — the same numbers, fewer products. Exercise 3.3 (`additive_attention_cached`) writes that
+step with ordinary ops; the model trains with its scores fused into one tape node
+(`additive_scores_fused`) and your lab02 `masked_softmax`. Likewise the GRU cell it trains with
+is fused: one tape node per step with a hand-written backward (`rnn_cell_fused` in `rnn.c`).
+Your readable `gru_cell` (exercise 3.1) is the definition the fused cell is checked against
+below (the unit tests check the fused scores the same way), and `--unfused` trains with your
+cells and attention step instead.
 
 First the book's shape check: a decoder with a vocabulary of 10, embedding 8, 16 hidden units
 and 2 layers, on a batch of 4 sequences of 7 steps.
@@ -193,7 +196,7 @@ and 2 layers, on a batch of 4 sequences of 7 steps.
     Tensor *enc_out = Seq2SeqEncoder_forward(&enc, X, &st, false); /* (7, 4, 16) */
     Seq2SeqAttentionDecoder_init_state(&dec, enc_out, &st, NULL);
     Tensor *out = NEED(Seq2SeqAttentionDecoder_forward(&dec, X, false),
-                       "the decoder's attention step (exercise 3.3)");
+                       "the decoder's attention step");
     char s1[48], s2[48], s3[48];
     printf("output shape %s, len(state) 3, enc_outputs %s, len(hidden_state) %d, "
            "hidden_state[0] %s\n",

@@ -89,6 +89,13 @@ Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, b
   Tensor *outs[512];
   if (T > 512) tensor_error("Seq2SeqAttentionDecoder_forward", "num_steps %d > 512", T);
   RNNState *s = &d->state;
+  /* --unfused: layer 0's readable cell takes [context, embedding], so its input weights are
+   * the two blocks stacked (once per call, not per step) */
+  RNNLayerParams full = {0};
+  if (d->reference) {
+    const RNNLayerParams *p0 = &r->layer[0];
+    full = (RNNLayerParams){t_cat2(p0->W_xh, d->W_xh_emb, 0), p0->W_hh, p0->b_xh, p0->b_hh};
+  }
   for (int t = 0; t < T; t++) {
     Tensor *query = t_view(s->H[L - 1], B, 1, H); /* (B, 1, H): the last layer's state */
     Tensor *context;                               /* (B, 1, H) */
@@ -112,8 +119,6 @@ Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, b
       d->attention_weights = d->dot.attention_weights;
     }
     if (d->reference) { /* the readable cells on the concatenated input [context, embedding] */
-      const RNNLayerParams *p0 = &r->layer[0];
-      RNNLayerParams full = {t_cat2(p0->W_xh, d->W_xh_emb, 0), p0->W_hh, p0->b_xh, p0->b_hh};
       Tensor *x = t_cat2(t_view(context, B, H),
                          t_view(t_slice(emb, 0, t, t + 1), B, emb->shape[2]), 1); /* (B, H+E) */
       for (int l = 0; l < L; l++) {

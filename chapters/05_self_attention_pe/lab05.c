@@ -276,21 +276,23 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
       errs[dl - 1] = rotation_error(T, 60 + dl, d, dl); /* i < 60 */
       err_all_60 = fmax(err_all_60, errs[dl - 1]);
     }
-    err_detail = rotation_error(T, 60 + delta < 1000 ? 60 + delta : 1000, d, delta);
+    const int rows = 60 + delta < 1000 ? 60 : 1000 - delta; /* positions i with i + delta < 1000 */
+    err_detail = rotation_error(T, rows + delta, d, delta);
     err_table = rotation_error(T, 1000, d, delta);
-    printf("rotation check, delta = %d, positions i < 60: max error %.3g\n", delta, err_detail);
+    printf("rotation check, delta = %d, positions i < %d: max error %.3g\n", delta, rows,
+           err_detail);
     printf("rotation check, delta = 1..20, positions i < 60: max error %.3g\n", err_all_60);
     printf("rotation check, delta = %d, whole table (i + delta < 1000): max error %.3g\n", delta,
            err_table);
     /* p_i . p_{i+delta} against sum_j cos(delta w_j), over the complete pairs */
     double want = 0;
     for (int j = 0; 2 * j + 1 < d; j++) want += cos(delta / pow(10000.0, 2.0 * j / d));
-    for (int i = 0; i < 60 && i + delta < 1000; i++) {
+    for (int i = 0; i < rows; i++) {
       double dot = 0;
       for (int c = 0; c < d - (d % 2); c++) dot += (double)T[i * d + c] * T[(i + delta) * d + c];
       dot_err = fmax(dot_err, fabs(dot - want));
     }
-    printf("p_i . p_(i+%d) = %.6f for every i < 60 (max deviation %.3g)\n", delta, want,
+    printf("p_i . p_(i+%d) = %.6f for every i < %d (max deviation %.3g)\n", delta, want, rows,
            dot_err);
   }
 

@@ -521,7 +521,7 @@ logits no longer match the full pass.
 
 Now the heads of the trained model, for the last sentence ("i'm home ." → "je suis chez
 moi ."): one panel per head (columns) and block (rows). First the encoder's self-attention over
-the 10 source positions; keys beyond the valid length (the sentence and `<eos>`) are padding and
+the source positions (`num_steps`: 10 in the classic preset, 9 in d2l-1.0); keys beyond the valid length (the sentence and `<eos>`) are padding and
 get weight 0 — masked entries are zero in all three figures.
   */
   const char *figs[3] = {NULL, NULL, NULL};
