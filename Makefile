@@ -172,7 +172,10 @@ include tests/bench/bench.mk
 include docs/docs.mk
 
 # ---------------------------------------------------------------- setup
-DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist
+# python3 builds the test suites' data fixtures; curl lets `make data` download fra-eng.zip.
+# .ci/run reads this line, so it is the one list.
+DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
+  python3 curl ca-certificates
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \

@@ -1,8 +1,10 @@
 /* gemm.h — the one matrix-product entry point. Row-major single precision:
  *   C (m x n) = alpha * op(A) @ op(B) + beta * C,  op(X) = X or X^T,
- * with leading dimensions lda, ldb, ldc as in CBLAS row-major. Backed by a CBLAS library when
- * the build found one (AL_HAVE_CBLAS), else by a built-in cache-blocked kernel; OpenMP threads
- * where available. Small products stay single-threaded: threading them costs more than it saves. */
+ * with leading dimensions lda, ldb, ldc as in CBLAS row-major. Runs the built-in cache-blocked
+ * kernel; a build that found a CBLAS library (AL_HAVE_CBLAS) hands it the large products, unless
+ * the built-in kernel is the AVX-512 one, which is the faster of the two here (make bench).
+ * OpenMP threads where available; small products stay single-threaded, since threading them
+ * costs more than it saves. */
 #ifndef AL_GEMM_H
 #define AL_GEMM_H
 
@@ -17,7 +19,7 @@ void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, co
 void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
                   int lda, long strideA, const float *B, int ldb, long strideB, float beta,
                   float *C, int ldc, long strideC, int count);
-const char *gemm_backend(void); /* "openblas", "cblas" or "builtin" */
+const char *gemm_backend(void); /* "openblas" or "builtin" */
 /* What the built-in kernel was compiled for, e.g. "AVX-512, 8x32 tile" (set by -march). */
 const char *gemm_builtin_kernel(void);
 

@@ -63,8 +63,9 @@ static bool find_in_path(const char *name, char *out, size_t cap) {
   return false;
 }
 
-/* Which of pngcairo / png / svg the gnuplot at `exe` offers ("" if none or it fails). The
- * answer is kept per executable: asking costs a gnuplot start (~0.1-0.3 s). */
+/* Which of pngcairo / png / svg the gnuplot on PATH offers ("" if none or it fails). `exe`,
+ * where PATH finds it, keys the cached answer (asking costs a gnuplot start, ~0.1-0.3 s), so a
+ * changed PATH asks again. */
 static const char *query_terminal(const char *exe) {
   static char cached_exe[4096], cached_term[16];
   static int cached;
@@ -603,7 +604,8 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
         if ((x1 - x0) / xs * (tick_chars(x0, x1, xs) + 1.5) * 0.62 * em <= plot_w) break;
       }
       fprintf(f, "set xtics %.10g\n", xs);
-      double lst = ax->logy ? nice_step(y0, y1, yb + 1) : 0, lt0 = ceil(y0 / lst) * lst;
+      double lst = ax->logy ? nice_step(y0, y1, yb + 1) : 0;
+      double lt0 = ax->logy ? ceil(y0 / lst) * lst : 0;
       if (ax->logy && log10(y1 / y0) < 1.2 && lt0 <= y1) {
         /* under about a decade gnuplot would label one tick or none: label nice values */
         fputs("set ytics (", f);
@@ -702,7 +704,6 @@ static double text_width(const char *s, double em) {
   return 0.55 * em * (double)n;
 }
 
-/* Integer tick step giving at most ~6 ticks over n indices: 1, 2, 5, 10, 20, 50, ... */
 /* A 1-2-5 tick step for n cells that gives at most 6 ticks, and no more than fit along px
  * pixels when each tick label needs label_px (so small image panels do not run labels together). */
 static int tick_step(int n, double px, double label_px) {

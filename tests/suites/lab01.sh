@@ -20,7 +20,8 @@ if [ $rc -eq 0 ]; then ok "./lab01 --out DIR exits 0 (${secs}s)"; else
 fi
 check "prints n_test = 50" grep -qx 'n_test = 50' "$tmp/run.log"
 check "prints the bmm shape (2, 1, 6)" grep -q 'shape: (2, 1, 6)' "$tmp/run.log"
-check "prints the bmm averages 4.5 and 14.5" grep -q '14.5000' "$tmp/run.log"
+check "prints the bmm averages 4.5 and 14.5" \
+  grep -qzE '4\.5000\]\],[[:space:]]+\[\[14\.5000' "$tmp/run.log"
 nep=$(grep -cE '^epoch [1-5], loss [0-9]+\.[0-9]{6}$' "$tmp/run.log")
 if [ "$nep" = 5 ]; then ok "prints 'epoch k, loss ...' for 5 epochs"; else
   bad "expected 5 'epoch k, loss' lines, got $nep"
