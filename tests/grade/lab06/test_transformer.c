@@ -49,6 +49,19 @@ GRADED_TEST(lab06_ffn, 3, "6.1 PositionWiseFFN: dense2(relu(dense1(X))) at every
   paramset_free(&ps);
 }
 
+/* want (2 rows of 4) = LayerNorm(X + Y) with gamma, beta and eps 1e-5, in double */
+static void addnorm_reference(const float *X, const float *Y, const float *gamma,
+                              const float *beta, float *want) {
+  for (int r = 0; r < 2; r++) {
+    double s[4], mean = 0, var = 0;
+    for (int j = 0; j < 4; j++) mean += s[j] = (double)X[r * 4 + j] + (Y ? Y[r * 4 + j] : 0);
+    mean /= 4;
+    for (int j = 0; j < 4; j++) var += (s[j] - mean) * (s[j] - mean) / 4;
+    for (int j = 0; j < 4; j++)
+      want[r * 4 + j] = (float)((s[j] - mean) / sqrt(var + 1e-5) * gamma[j] + beta[j]);
+  }
+}
+
 GRADED_TEST(lab06_addnorm, 3, "6.2 AddNorm: LayerNorm(dropout(Y) + X)") {
   ParamSet ps = {0};
   AddNorm a;
@@ -61,15 +74,7 @@ GRADED_TEST(lab06_addnorm, 3, "6.2 AddNorm: LayerNorm(dropout(Y) + X)") {
   EXPECT_NOT_NULL(Z, "AddNorm_forward");
   if (!EXPECT_SHAPE(Z, "AddNorm_forward((1, 2, 4), (1, 2, 4))", 1, 2, 4)) return;
   float want[8];
-  for (int r = 0; r < 2; r++) {
-    double s[4], mean = 0, var = 0;
-    for (int j = 0; j < 4; j++) mean += s[j] = (double)X->data[r * 4 + j] + Y->data[r * 4 + j];
-    mean /= 4;
-    for (int j = 0; j < 4; j++) var += (s[j] - mean) * (s[j] - mean) / 4;
-    for (int j = 0; j < 4; j++)
-      want[r * 4 + j] = (float)((s[j] - mean) / sqrt(var + 1e-5) * a.ln.gamma->data[j] +
-                                a.ln.beta->data[j]);
-  }
+  addnorm_reference(X->data, Y->data, a.ln.gamma->data, a.ln.beta->data, want);
   EXPECT_CLOSE(Z->data, want, 8, 1e-4, 1e-4,
                "layer norm (a->ln: gamma, beta, eps 1e-5) of X + Y, over the last dim");
   ag_backward(t_sum_all(t_square(Z)));
@@ -80,6 +85,14 @@ GRADED_TEST(lab06_addnorm, 3, "6.2 AddNorm: LayerNorm(dropout(Y) + X)") {
   double diff = 0;
   for (int i = 0; i < 8; i++) diff += fabs((double)Zt->data[i] - Z->data[i]);
   EXPECT(diff > 1e-3, "in training mode the dropout (a->dropout, p = 0.5) must act on Y");
+  /* ... and only on Y: with Y = 0 a training pass is exactly LayerNorm(X) */
+  Tensor *Zx = AddNorm_forward(&a, X, tensor_zeros(3, (int[]){1, 2, 4}), true);
+  EXPECT_NOT_NULL(Zx, "AddNorm_forward (training, Y = 0)");
+  if (!EXPECT_SHAPE(Zx, "AddNorm_forward (training, Y = 0)", 1, 2, 4)) return;
+  addnorm_reference(X->data, NULL, a.ln.gamma->data, a.ln.beta->data, want);
+  EXPECT_CLOSE(Zx->data, want, 8, 1e-4, 1e-4, /* float32 layer norm against double */
+               "training with Y = 0 must give LayerNorm(X): dropout acts on Y only, not on X "
+               "or on the sum");
   paramset_free(&ps);
 }
 
