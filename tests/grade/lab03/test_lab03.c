@@ -124,7 +124,8 @@ static void check_cell(int lstm, bool grads) {
   /* finite differences with step 1e-6 in double: ~1e-9 error; the rest is float32 */
   EXPECT_CLOSE(X->grad, fx, B * IN, 1e-4, 1e-3, "d(sum H' w)/dX");
   EXPECT_CLOSE(H->grad, fh, B * HID, 1e-4, 1e-3, "d(sum H' w)/dH");
-  EXPECT(p.W_xh->grad && p.W_hh->grad, "no gradient reached W_xh or W_hh: use the t_* ops on them");
+  EXPECT(p.W_xh->grad && p.W_hh->grad,
+         "no gradient reached W_xh or W_hh: use the t_* ops on them");
 }
 
 GRADED_TEST(lab03_gru_cell_forward, 2, "3.1 gru_cell: one GRU step, gates [r | z | n]") {
