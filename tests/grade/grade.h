@@ -27,7 +27,6 @@ void graded_register(const char *name, int points, const char *desc, GradedFn fn
 /* Record a failure (message is what the student sees: expected vs got). */
 void grade_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-int grade_failed(void);
 /* Optional, at file scope after a slow test: its own wall-time limit in seconds (default 10,
  * or the grader's --timeout). A test runs in a scratch directory; $GRADE_ROOT names the
  * directory the grader was started in (the repository root under make grade). */
