@@ -133,7 +133,7 @@ static inline __attribute__((always_inline)) void kernel_body(int nv, int kc,
   vf acc[MR][NV];
   /* C rows are far apart (ldc): start fetching the tile now so the update at the end finds it
    * in cache (+10% at 2048^2, where C does not fit in L2). */
-  for (int i = 0; i < MR; i++) {
+  for (int i = 0; i < mr; i++) { /* rows past mr (an edge tile) are not C's */
     __builtin_prefetch(c + i * ldc, 1, 3);
     __builtin_prefetch(c + i * ldc + nv * VL - 1, 1, 3);
   }

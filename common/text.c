@@ -698,7 +698,7 @@ int nmt_encode_source(const NmtData *d, const char *sentence, int *out) {
     P = tokenize_mtfraeng(line, 0);
     int k = 0;
     for (; k < T && k < P.src[0].len; k++) out[k] = vocab_idx(v, P.src[0].tok[k]);
-    for (int j = k; j < T; j++) out[j] = vocab_idx(v, "<pad>");
+    for (int j = k; j < T; j++) out[j] = pad;
     nmt_pairs_free(&P);
     free(line);
     free(text);
