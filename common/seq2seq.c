@@ -416,7 +416,7 @@ int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, 
   if (!rd(&r, &tlen, 4) || tlen > r.n - r.off) goto truncated;
   if (tlen != strlen(tag) || memcmp(r.p + r.off, tag, tlen) != 0) {
     fail(err, errlen, "checkpoint %s: saved for model '%.*s', but this model is '%s'; use the "
-         "same flags (--rnn, --attention, --preset ...) as when it was saved", path,
+         "same --preset and model flags as when it was saved (./labNN --help lists them)", path,
          (int)(tlen < 200 ? tlen : 200), (const char *)r.p + r.off, tag);
     goto out;
   }
