@@ -166,6 +166,7 @@ int main(int argc, char **argv) {
   cli_parse(argc, argv, "lab01", "attention pooling: Nadaraya–Watson kernel regression", &args,
             extra);
   const int epochs = args.epochs >= 0 ? args.epochs : 5;
+  if (epochs > 1024) die("lab01: --epochs is at most 1024, got %d", epochs);
 
   Lab L = {.out = args.out, .fallback_mean = fallback_mean};
 
@@ -458,17 +459,16 @@ as the book computes it (PyTorch's `MSELoss(reduction='none')` halved, then summ
 by plain gradient descent with learning rate $0.5$ for $5$ epochs. Each epoch prints its loss,
 and the animator draws the curve.
   */
-  float losses[1024];
-  const int n_epochs = epochs < 1024 ? epochs : 1024;
+  float losses[1024]; /* --epochs is at most 1024 */
   {
     SGD trainer = {.ps = &ps, .lr = 0.5f};
     static const char *const legend[1] = {"loss"};
     char *base = out_path(&L, "loss");
-    Animator *animator = animator_new(base, "epoch", legend, 1, 1, n_epochs > 1 ? n_epochs : 2,
+    Animator *animator = animator_new(base, "epoch", legend, 1, 1, epochs > 1 ? epochs : 2,
                                       false, 1);
     if (no_loo)
       printf("--no-loo: every training input also attends to itself (watch w and the loss)\n");
-    for (int epoch = 0; epoch < n_epochs; epoch++) {
+    for (int epoch = 0; epoch < epochs; epoch++) {
       paramset_zero_grad(&ps);
       Tensor *x = X_TRAIN(), *y = Y_TRAIN();                         /* (n) */
       Tensor *keys, *values;                                         /* (n, n - 1) or (n, n) */
@@ -591,9 +591,9 @@ parametric entry adds `w0`, the final `w` and the per-epoch losses.
       if (all[p] == &par) {
         json_kv_num(j, "w0", w0);
         json_kv_num(j, "w", net.w->data[0]);
-        json_kv_int(j, "epochs", n_epochs);
+        json_kv_int(j, "epochs", epochs);
         json_kv_str(j, "loo", no_loo ? "off" : "on");
-        json_key(j, "epoch_losses"), json_floats(j, losses, n_epochs);
+        json_key(j, "epoch_losses"), json_floats(j, losses, epochs);
       }
       json_obj_end(j);
     }
