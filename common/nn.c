@@ -150,6 +150,12 @@ void Linear_init(Linear *l, ParamSet *ps, const char *name, int in, int out, boo
 
 Tensor *Linear_forward(const Linear *l, Tensor *x) { return t_linear(x, l->W, l->b); }
 
+void Linear_reset_torch_default(Linear *l) {
+  const float bound = 1.0f / sqrtf((float)l->in);
+  init_uniform(l->W, -bound, bound);
+  if (l->b) init_uniform(l->b, -bound, bound);
+}
+
 void Embedding_init(Embedding *e, ParamSet *ps, const char *name, int vocab, int dim) {
   if (vocab <= 0 || dim <= 0)
     tensor_error("Embedding_init", "%s: vocab and dim must be positive, got (%d, %d)",

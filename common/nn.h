@@ -36,6 +36,9 @@ typedef struct Linear {
 /* Xavier-uniform W, zero bias (d2l's init_seq2seq does this for the seq2seq models). */
 void Linear_init(Linear *l, ParamSet *ps, const char *name, int in, int out, bool bias);
 Tensor *Linear_forward(const Linear *l, Tensor *x); /* (..., in) -> (..., out) */
+/* Re-draw W and b as PyTorch's default nn.Linear init does (kaiming_uniform with a = sqrt 5):
+ * U(-1/sqrt(in), 1/sqrt(in)) for both. For layers the book leaves at that default. */
+void Linear_reset_torch_default(Linear *l);
 
 typedef struct Embedding {
   Tensor *W; /* (vocab, dim) */

@@ -50,19 +50,14 @@ static double max_abs_diff(const Tensor *a, const Tensor *b) {
  * init_seq2seq (run by self.apply in __init__, before the lazy layers exist) only touches
  * nn.Linear and nn.GRU: those layers keep PyTorch's default, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
  * for weights and bias. d2l 0.17 (the classic preset) Xavier-inits them at training time. */
-static void lazy_linear_init(Linear *l) {
-  const float bound = 1.0f / sqrtf((float)l->in);
-  init_uniform(l->W, -bound, bound);
-  if (l->b) init_uniform(l->b, -bound, bound);
-}
 static void d2l10_lazy_init(BahdanauNet *n) {
   Seq2SeqAttentionDecoder *d = &n->decoder;
   if (d->attn_kind == ATTN_ADDITIVE) {
-    lazy_linear_init(&d->attention.W_k);
-    lazy_linear_init(&d->attention.W_q);
-    lazy_linear_init(&d->attention.w_v);
+    Linear_reset_torch_default(&d->attention.W_k);
+    Linear_reset_torch_default(&d->attention.W_q);
+    Linear_reset_torch_default(&d->attention.w_v);
   }
-  lazy_linear_init(&d->dense);
+  Linear_reset_torch_default(&d->dense);
 }
 
 /* The model and training settings of a preset (d2l 0.17's section, or d2l 1.0's). */

@@ -8,14 +8,9 @@
 #include "../../common/util.h"
 #include "lab07/lab07.h"
 
-/* PyTorch's default init of nn.Linear / nn.Conv2d (the book's LazyLinear and LazyConv2d):
- * kaiming_uniform(a = sqrt 5) on the weight is U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the
- * bias gets the same bound. Matching it keeps our training curves comparable with the book's. */
-static void torch_default_init(Linear *l) {
-  float bound = 1.0f / sqrtf((float)l->in);
-  init_uniform(l->W, -bound, bound);
-  if (l->b) init_uniform(l->b, -bound, bound);
-}
+/* The book's LazyLinear and LazyConv2d keep PyTorch's default init
+ * (Linear_reset_torch_default; for the patch convolution fan_in = 3 p^2 is the same); matching
+ * it keeps our training curves comparable with the book's. */
 
 void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int img_size,
                          int patch_size, int in_channels, int num_hiddens) {
@@ -36,7 +31,7 @@ void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int
   char buf[256];
   snprintf(buf, sizeof buf, "%.200s.conv", nm);
   Linear_init(&pe->proj, ps, buf, in_channels * patch_size * patch_size, num_hiddens, true);
-  torch_default_init(&pe->proj);
+  Linear_reset_torch_default(&pe->proj);
 }
 
 void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int mlp_num_hiddens,
@@ -44,10 +39,10 @@ void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int
   char buf[256];
   snprintf(buf, sizeof buf, "%.200s.dense1", name);
   Linear_init(&m->dense1, ps, buf, num_hiddens, mlp_num_hiddens, true);
-  torch_default_init(&m->dense1);
+  Linear_reset_torch_default(&m->dense1);
   snprintf(buf, sizeof buf, "%.200s.dense2", name);
   Linear_init(&m->dense2, ps, buf, mlp_num_hiddens, num_hiddens, true);
-  torch_default_init(&m->dense2);
+  Linear_reset_torch_default(&m->dense2);
   m->dropout1.p = m->dropout2.p = dropout;
 }
 
@@ -67,7 +62,7 @@ void ViTBlock_init(ViTBlock *blk, ParamSet *ps, const char *name, int num_hidden
                           num_hiddens, num_heads, dropout, use_bias);
   Linear *proj[4] = {&blk->attention.W_q, &blk->attention.W_k, &blk->attention.W_v,
                      &blk->attention.W_o};
-  for (int i = 0; i < 4; i++) torch_default_init(proj[i]);
+  for (int i = 0; i < 4; i++) Linear_reset_torch_default(proj[i]);
   snprintf(buf, sizeof buf, "%.200s.ln2", name);
   LayerNorm_init(&blk->ln2, ps, buf, num_hiddens);
   snprintf(buf, sizeof buf, "%.200s.mlp", name);
@@ -101,7 +96,7 @@ void ViT_init(ViT *m, ParamSet *ps, int img_size, int patch_size, int in_channel
   }
   LayerNorm_init(&m->head_ln, ps, "head.0", num_hiddens);
   Linear_init(&m->head, ps, "head.1", num_hiddens, num_classes, true);
-  torch_default_init(&m->head);
+  Linear_reset_torch_default(&m->head);
 }
 
 void ViT_free(ViT *m) {
