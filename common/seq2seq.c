@@ -232,14 +232,6 @@ static void score_pair(Seq2SeqModel *m, const NmtData *d, const TokenSeq *src,
   seq2seq_prediction_free(&p);
 }
 
-int seq2seq_heldout_bleu4(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
-                          double *bleu4, int *npairs, char *err, size_t errlen) {
-  BleuStats st;
-  int rc = seq2seq_heldout_stats(m, d, data_dir, count, &st, npairs, err, errlen);
-  *bleu4 = rc == 0 ? bleu_stats_score(&st) : NAN;
-  return rc;
-}
-
 int seq2seq_heldout_stats(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
                           BleuStats *out, int *npairs, char *err, size_t errlen) {
   BleuStats st;
@@ -277,8 +269,38 @@ int seq2seq_heldout_stats(Seq2SeqModel *m, const NmtData *d, const char *data_di
   free(ids);
   *npairs = used;
   *out = st;
-  if (!used) return fail(err, errlen, "seq2seq_heldout_bleu4: no held-out pairs to score");
+  if (!used) return fail(err, errlen, "seq2seq_heldout_stats: no held-out pairs to score");
   return 0;
+}
+
+void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
+                            Seq2SeqHeldout *h) {
+  *h = (Seq2SeqHeldout){.bleu4 = NAN, .bleu2 = NAN};
+  BleuStats st;
+  char err[512];
+  int np = 0;
+  if (seq2seq_heldout_stats(m, d, data_dir, count, &st, &np, err, sizeof err) != 0) {
+    printf("held-out BLEU: not computed (%s)\n", err);
+    return;
+  }
+  h->pairs = np;
+  h->bleu4 = bleu_stats_score(&st);
+  h->bleu2 = bleu_stats_score_upto(&st, 2);
+  printf("held-out corpus BLEU-4 on %d unseen pairs: %.3f (n-gram precisions", np, h->bleu4);
+  for (int k = 0; k < 4; k++) {
+    h->precisions[k] = st.total[k] ? (double)st.match[k] / (double)st.total[k] : 0.0;
+    printf(" %.3f", h->precisions[k]);
+  }
+  printf(")\nheld-out corpus BLEU-2: %.3f\n", h->bleu2);
+}
+
+void seq2seq_heldout_json(JsonW *w, const Seq2SeqHeldout *h) {
+  json_kv_int(w, "heldout_pairs", h->pairs);
+  json_kv_num(w, "heldout_bleu2", h->bleu2);
+  if (h->pairs > 0) {
+    json_key(w, "heldout_ngram_precisions");
+    json_doubles(w, h->precisions, 4);
+  }
 }
 
 /* ================================================================ checkpoints */

@@ -103,16 +103,28 @@ void seq2seq_prediction_free(Seq2SeqPrediction *p);
 
 /* ---------------------------------------------------------------- held-out BLEU */
 
-/* Corpus BLEU-4 of greedy translations of pairs the model never trained on. d2l-0.17: the
+/* Corpus n-gram statistics of greedy translations of pairs the model never trained on
+ * (precision p_n = match[n-1] / total[n-1]; bleu_stats_score gives the BLEU-4). d2l-0.17: the
  * `count` lines after the training range of fra.txt (re-read with read_data_nmt from data_dir);
  * d2l-1.0: the preset's validation pairs (count caps them). Unknown words map to '<unk>'.
- * Returns 0 and *bleu4, *npairs; -1 and err on a data error. */
-int seq2seq_heldout_bleu4(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
-                          double *bleu4, int *npairs, char *err, size_t errlen);
-/* The same, returning the summed n-gram statistics (precision p_n = match[n-1] / total[n-1];
- * bleu_stats_score gives the BLEU-4). */
+ * Returns 0, *st and *npairs; -1 and err on a data error. */
 int seq2seq_heldout_stats(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
                           BleuStats *st, int *npairs, char *err, size_t errlen);
+
+/* The held-out scores both seq2seq labs print and write to summary.json. */
+typedef struct Seq2SeqHeldout {
+  int pairs;            /* 0: not measured */
+  double bleu4, bleu2;  /* NAN when not measured */
+  double precisions[4]; /* corpus n-gram precisions p_1..p_4 */
+} Seq2SeqHeldout;
+/* seq2seq_heldout_stats, printed as
+ *   held-out corpus BLEU-4 on N unseen pairs: B4 (n-gram precisions p1 p2 p3 p4)
+ *   held-out corpus BLEU-2: B2
+ * or, on a data error, "held-out BLEU: not computed (why)" with *h left unmeasured. */
+void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
+                            Seq2SeqHeldout *h);
+/* heldout_pairs, heldout_bleu2 and (when measured) heldout_ngram_precisions. */
+void seq2seq_heldout_json(JsonW *w, const Seq2SeqHeldout *h);
 
 /* ---------------------------------------------------------------- checkpoints */
 

@@ -72,10 +72,8 @@ typedef struct Extra {
   double train_seconds;
   double compare_seconds, compare_tps;
   const char *compare_what;
-  int heldout_pairs;
   int skipped_lines;
-  double heldout_bleu2;          /* NAN when not measured */
-  double heldout_precisions[4];  /* corpus n-gram precisions p_1..p_4 */
+  Seq2SeqHeldout heldout;
 } Extra;
 
 static void write_extra(JsonW *w, void *ctx) {
@@ -83,13 +81,8 @@ static void write_extra(JsonW *w, void *ctx) {
   json_kv_str(w, "rnn", e->rnn);
   json_kv_str(w, "attention", e->attention);
   json_kv_num(w, "train_seconds", e->train_seconds);
-  json_kv_int(w, "heldout_pairs", e->heldout_pairs);
   json_kv_int(w, "malformed_lines_skipped", e->skipped_lines);
-  json_kv_num(w, "heldout_bleu2", e->heldout_bleu2);
-  if (e->heldout_pairs > 0) {
-    json_key(w, "heldout_ngram_precisions");
-    json_doubles(w, e->heldout_precisions, 4);
-  }
+  seq2seq_heldout_json(w, &e->heldout);
   if (e->compare_what) {
     json_key(w, "comparison");
     json_obj_begin(w);
@@ -256,7 +249,8 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
   printf("%s, %s attention: %ld parameters\n", model.name, attn_name, paramset_count(&net.ps));
 
   Seq2SeqTrainResult res = {0};
-  Extra ex = {rnn_name, attn_name, 0, 0, 0, NULL, 0, d->pairs.skipped, NAN, {0, 0, 0, 0}};
+  Extra ex = {.rnn = rnn_name, .attention = attn_name, .skipped_lines = d->pairs.skipped,
+              .heldout = {.bleu4 = NAN, .bleu2 = NAN}};
   char *loss_base = path_join(args.out, "loss");
   if (load) {
     if (checkpoint_load(&net.ps, net.tag, load, err, sizeof err) != 0) die("%s", err);
@@ -347,24 +341,7 @@ as well, $\exp(\min(0, 1 - \text{len}_\text{label} / \text{len}_\text{pred}))
   printf("%d of the 4 sentences are training pairs\n", seen);
   double mean = (tr[0].bleu + tr[1].bleu + tr[2].bleu + tr[3].bleu) / 4;
   printf("mean BLEU of the four sentences: %.3f\n", mean);
-  double hb = NAN;
-  if (heldout > 0) {
-    int np = 0;
-    BleuStats st;
-    if (seq2seq_heldout_stats(&model, d, args.data_dir, heldout, &st, &np, err, sizeof err) != 0) {
-      printf("held-out BLEU: %s\n", err);
-    } else {
-      hb = bleu_stats_score(&st);
-      ex.heldout_bleu2 = bleu_stats_score_upto(&st, 2);
-      printf("held-out corpus BLEU-4 on %d unseen pairs: %.3f (n-gram precisions", np, hb);
-      for (int k = 0; k < 4; k++) {
-        ex.heldout_precisions[k] = st.total[k] ? (double)st.match[k] / (double)st.total[k] : 0.0;
-        printf(" %.3f", ex.heldout_precisions[k]);
-      }
-      printf(")\nheld-out corpus BLEU-2: %.3f\n", ex.heldout_bleu2);
-    }
-    ex.heldout_pairs = np;
-  }
+  if (heldout > 0) seq2seq_heldout_report(&model, d, args.data_dir, heldout, &ex.heldout);
   if (translate) {
     Seq2SeqPrediction p;
     predict_seq2seq(&model, d, translate, 0, false, &p);
@@ -432,7 +409,8 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
   }
 
   char *sum = path_join(args.out, "summary.json");
-  if (seq2seq_write_summary(sum, preset, d, load ? NULL : &res, tr, 4, hb, write_extra, &ex) != 0)
+  if (seq2seq_write_summary(sum, preset, d, load ? NULL : &res, tr, 4, ex.heldout.bleu4,
+                            write_extra, &ex) != 0)
     die("lab03: writing %s failed", sum);
   printf("peak RSS %ld kB\nwrote %s\n", peak_rss_kb(), sum);
   free(sum);

@@ -87,9 +87,7 @@ typedef struct Extra {
   const TransformerConfig *cfg;
   bool d2l_compat;
   double sec_per_epoch, full_vs_incremental, compat_eval_leak;
-  int heldout_pairs;
-  double heldout_bleu2;          /* NAN when not measured */
-  double heldout_precisions[4];  /* corpus n-gram precisions p_1..p_4 */
+  Seq2SeqHeldout heldout;
   long params;
   const char *figs[3];
 } Extra;
@@ -109,12 +107,7 @@ static void write_extra(JsonW *j, void *ctx) {
   json_key(j, "d2l_compat"), json_bool(j, e->d2l_compat);
   json_kv_int(j, "parameters", e->params);
   json_kv_num(j, "seconds_per_epoch", e->sec_per_epoch);
-  json_kv_int(j, "heldout_pairs", e->heldout_pairs);
-  json_kv_num(j, "heldout_bleu2", e->heldout_bleu2);
-  if (e->heldout_pairs > 0) {
-    json_key(j, "heldout_ngram_precisions");
-    json_doubles(j, e->heldout_precisions, 4);
-  }
+  seq2seq_heldout_json(j, &e->heldout);
   json_kv_num(j, "max_abs_diff_full_vs_incremental", e->full_vs_incremental);
   json_kv_num(j, "compat_eval_future_dependence", e->compat_eval_leak);
   json_key(j, "figures"), json_arr_begin(j);
@@ -451,25 +444,8 @@ lab 03's held-out BLEU-4:
 greedy translations of pairs it never saw (d2l-0.17: the lines after the 600 training pairs;
 d2l-1.0: the validation pairs), scored as a corpus.
   */
-  double heldout_bleu = NAN, heldout_bleu2 = NAN, heldout_prec[4] = {0};
-  int heldout_pairs = 0;
-  if (!no_heldout) {
-    BleuStats st;
-    if (seq2seq_heldout_stats(&model, d, args.data_dir, heldout, &st, &heldout_pairs, err,
-                              sizeof err) != 0) {
-      printf("held-out BLEU-4: not computed (%s)\n", err);
-    } else {
-      heldout_bleu = bleu_stats_score(&st);
-      heldout_bleu2 = bleu_stats_score_upto(&st, 2);
-      printf("held-out BLEU-4 over %d unseen pairs: %.3f (n-gram precisions", heldout_pairs,
-             heldout_bleu);
-      for (int k = 0; k < 4; k++) {
-        heldout_prec[k] = st.total[k] ? (double)st.match[k] / (double)st.total[k] : 0.0;
-        printf(" %.3f", heldout_prec[k]);
-      }
-      printf(")\nheld-out corpus BLEU-2: %.3f\n", heldout_bleu2);
-    }
-  }
+  Seq2SeqHeldout held = {.bleu4 = NAN, .bleu2 = NAN};
+  if (!no_heldout) seq2seq_heldout_report(&model, d, args.data_dir, heldout, &held);
 
   /***
 Expect a low number: 600 short pairs teach a vocabulary of about 200 words, and most held-out
@@ -559,15 +535,12 @@ and peak memory.
               .sec_per_epoch = sec_per_epoch,
               .full_vs_incremental = full_vs_inc,
               .compat_eval_leak = leak,
-              .heldout_pairs = heldout_pairs,
-              .heldout_bleu2 = heldout_bleu2,
-              .heldout_precisions = {heldout_prec[0], heldout_prec[1], heldout_prec[2],
-                                     heldout_prec[3]},
+              .heldout = held,
               .params = paramset_count(&ps),
               .figs = {figs[0], figs[1], figs[2]}};
   {
     char *path = path_join(args.out, "summary.json");
-    if (seq2seq_write_summary(path, ex.preset, d, load ? NULL : &res, tr, ntr, heldout_bleu,
+    if (seq2seq_write_summary(path, ex.preset, d, load ? NULL : &res, tr, ntr, held.bleu4,
                               write_extra, &ex) != 0)
       die("lab06: cannot write %s", path);
     printf("wrote %s\n", path);
