@@ -327,26 +327,138 @@ static int render(const Paths *p) {
   return rc;
 }
 
+/* Advance widths of DejaVu Sans (the figures' font) for ASCII 32..126, in 1/1000 em, read from
+ * the font's hmtx table; other characters count as 0.62 em. Titles are measured with these so
+ * a layout can wrap or widen them before they run into a neighbour. */
+static const short k_dejavu_w[95] = {
+    318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337, 636, 636, 636,
+    636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 531, 1000, 684, 686, 698, 770, 632,
+    575, 775, 752, 295, 295, 656, 557, 863, 748, 787, 603, 787, 695, 635, 611, 732, 684, 989, 685,
+    611, 685, 390, 337, 390, 838, 500, 500, 613, 635, 550, 635, 615, 352, 635, 634, 278, 278, 579,
+    278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838};
+
+/* Width in pixels of the first n bytes of s (one line) at em pixels per em. */
+static double text_width_n(const char *s, size_t n, double em) {
+  double w = 0;
+  for (size_t i = 0; s && i < n && s[i]; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 32 && c < 127) w += k_dejavu_w[c - 32] / 1000.0;
+    else if ((c & 0xC0) != 0x80) w += 0.62; /* the first byte of a non-ASCII character */
+  }
+  return w * em;
+}
+
+static double text_width(const char *s, double em) { return text_width_n(s, s ? strlen(s) : 0, em); }
+
+/* Word-wrap a title into at most 3 lines no wider than max_px (the caller's '\n' always break);
+ * out gets the lines joined by '\n'. Returns the number of lines and, in *widest, the widest
+ * line's width (which exceeds max_px only where one word alone is wider). */
+static int wrap_title(const char *s, double em, double max_px, char *out, size_t cap,
+                      double *widest) {
+  size_t o = 0;
+  int lines = 1;
+  *widest = 0;
+  const char *line = s;
+  while (*line) {
+    size_t len = strcspn(line, "\n");
+    /* greedy: the longest prefix ending before a space that fits, else up to the first space */
+    size_t take = len;
+    if (text_width_n(line, len, em) > max_px && lines < 3) {
+      size_t best = 0, first = 0;
+      for (size_t i = 1; i < len; i++)
+        if (line[i] == ' ') {
+          if (!first) first = i;
+          if (text_width_n(line, i, em) <= max_px) best = i;
+        }
+      take = best ? best : first ? first : len;
+    }
+    double w = text_width_n(line, take, em);
+    if (w > *widest) *widest = w;
+    if (o + take + 2 < cap) {
+      memcpy(out + o, line, take);
+      o += take;
+    }
+    line += take;
+    while (*line == ' ') line++;
+    if (*line == '\n') line++;
+    if (*line) {
+      if (o + 1 < cap) out[o++] = '\n';
+      lines++;
+    }
+  }
+  out[o] = '\0';
+  return lines;
+}
+
+/* Write s as a double-quoted gnuplot string, so that '\n' in it breaks the line. */
+static void put_qq(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+    else if (*s == '\n') fputs("\\n", f);
+    else if (*s == '\r') fputc(' ', f);
+    else fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
 /* ------------------------------------------------------------------ line plots */
 
 enum { ST_LINES, ST_DASHED, ST_POINTS, ST_LINESPOINTS, ST_DASHDOT, ST_DOTTED };
 
-static int parse_style(const char *s) {
-  if (!s || !*s || !strcmp(s, "lines") || !strcmp(s, "-")) return ST_LINES;
-  if (!strcmp(s, "dashed") || !strcmp(s, "--")) return ST_DASHED;
-  if (!strcmp(s, "points") || !strcmp(s, "o")) return ST_POINTS;
-  if (!strcmp(s, "linespoints") || !strcmp(s, "-o")) return ST_LINESPOINTS;
-  if (!strcmp(s, "dashdot") || !strcmp(s, "-.")) return ST_DASHDOT;
-  if (!strcmp(s, "dotted") || !strcmp(s, ":")) return ST_DOTTED;
+/* A series' style: our names ("lines", "dashed", ...) or a matplotlib format string as d2l
+ * passes them ('-', 'm--', 'g-.', 'r:', 'o', 'b-o'): an optional colour letter, then the line
+ * or marker, then optionally " alpha=A" (matplotlib's alpha=, the opacity in (0, 1]).
+ * *color gets the letter's colour (matplotlib's values) or NULL for the cycle. */
+static int parse_fmt(const char *style, const char **color, double *alpha) {
+  static const char letters[] = "bgrcmykw";
+  static const char *const colors[] = {"#0000ff", "#008000", "#ff0000", "#00bfbf",
+                                       "#bf00bf", "#bfbf00", "#000000", "#ffffff"};
+  *color = NULL;
+  *alpha = 1;
+  char s[32] = "";
+  if (style) {
+    const char *a = strstr(style, " alpha=");
+    size_t n = a ? (size_t)(a - style) : strlen(style);
+    snprintf(s, sizeof s, "%.*s", (int)n, style);
+    if (a) {
+      double v = strtod(a + 7, NULL);
+      if (v > 0 && v <= 1) *alpha = v;
+    }
+  }
+  if (!*s || !strcmp(s, "lines")) return ST_LINES;
+  if (!strcmp(s, "dashed")) return ST_DASHED;
+  if (!strcmp(s, "points")) return ST_POINTS;
+  if (!strcmp(s, "linespoints")) return ST_LINESPOINTS;
+  if (!strcmp(s, "dashdot")) return ST_DASHDOT;
+  if (!strcmp(s, "dotted")) return ST_DOTTED;
+  const char *rest = s, *letter = strchr(letters, s[0]);
+  if (letter && s[0]) {
+    *color = colors[letter - letters];
+    rest = s + 1;
+  }
+  if (!*rest || !strcmp(rest, "-")) return ST_LINES;
+  if (!strcmp(rest, "--")) return ST_DASHED;
+  if (!strcmp(rest, "o")) return ST_POINTS;
+  if (!strcmp(rest, "-o") || !strcmp(rest, "o-")) return ST_LINESPOINTS;
+  if (!strcmp(rest, "-.")) return ST_DASHDOT;
+  if (!strcmp(rest, ":")) return ST_DOTTED;
+  *color = NULL;
   static int warned;
   if (!warned) {
     warned = 1;
     fprintf(stderr,
-            "plot: unknown series style '%s' (use lines, dashed, points or linespoints); "
-            "drawing lines\n",
-            s);
+            "plot: unknown series style '%s' (use lines, dashed, points, linespoints or a "
+            "matplotlib format such as 'm--'); drawing lines\n",
+            style);
   }
   return ST_LINES;
+}
+
+static int parse_style(const char *s) {
+  const char *color;
+  double alpha;
+  return parse_fmt(s, &color, &alpha);
 }
 
 static bool has_label(const char *s) { return s && *s; }
@@ -385,7 +497,7 @@ static void auto_range(double lo, double hi, double want_lo, double want_hi, boo
  * pick the one whose box covers the fewest samples of the drawn data. Positions are fractions
  * of the plot area; kw, kh are the key's size as such fractions. */
 static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0, double y1,
-                                double kw, double kh) {
+                                double kw, double kh, long *covered, long *samples) {
   static const char *names[] = {"right top",    "left top",     "left bottom", "right bottom",
                                 "right center", "left center",  "center top",  "center bottom"};
   /* key box [bx0,bx1] x [by0,by1] in axes fractions; 0.02 of padding like the legend's */
@@ -394,7 +506,7 @@ static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0,
       {0, kw + 0.02, 0, kh + 0.02},         {1 - kw - 0.02, 1, 0, kh + 0.02},
       {1 - kw - 0.02, 1, 0.5 - kh / 2, 0.5 + kh / 2}, {0, kw + 0.02, 0.5 - kh / 2, 0.5 + kh / 2},
       {0.5 - kw / 2, 0.5 + kw / 2, 1 - kh - 0.02, 1}, {0.5 - kw / 2, 0.5 + kw / 2, 0, kh + 0.02}};
-  long bad[8] = {0};
+  long bad[8] = {0}, nsamp = 0;
   double ly0 = ax->logy ? log10(y0) : y0, ly1 = ax->logy ? log10(y1) : y1;
   for (int s = 0; s < ax->nseries; s++) {
     const Series *se = &ax->series[s];
@@ -414,6 +526,7 @@ static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0,
         double t = (double)k / sub;
         double sx = isfinite(px) ? px + t * (fx - px) : fx;
         double sy = isfinite(py) ? py + t * (fy - py) : fy;
+        nsamp++;
         for (int b = 0; b < 8; b++)
           if (sx >= boxes[b][0] && sx <= boxes[b][1] && sy >= boxes[b][2] && sy <= boxes[b][3])
             bad[b]++;
@@ -425,6 +538,8 @@ static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0,
   int best = 0;
   for (int b = 1; b < 8; b++)
     if (bad[b] < bad[best]) best = b;
+  *covered = bad[best];
+  *samples = nsamp;
   return names[best];
 }
 
@@ -483,7 +598,9 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
   int W = width > 0 ? width : 700 * npanels;
   int H = height > 0 ? height : 500;
   double pw = (double)W / npanels, ph = H;
-  double s = fmin(pw / 350.0, ph / 250.0);
+  /* 2 for the default 700 x 500 panel and for d2l's figsize=(12, 3) row at 2400 x 600, so
+   * every figure's text has one size */
+  double s = fmin(pw / 300.0, ph / 250.0);
   if (s < 0.8) s = 0.8;
   if (s > 3) s = 3;
   double fontpt = 10.0 * s; /* 10 pt at 100 dpi = 13.9 px; pngcairo draws 1 pt as 4/3 px */
@@ -624,13 +741,20 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
       double em = fontpt * 4.0 / 3.0;
       double kw = (maxlab * 0.6 * em + 4.8 * em) / (0.75 * pw);
       double kh = (nlab * 1.3 * em + 1.0 * em) / (0.6 * ph);
-      fprintf(f, "set key inside %s\n",
-              best_key_pos(ax, x0, x1, y0, y1, fmin(kw, 0.9), fmin(kh, 0.9)));
+      long covered, samples;
+      const char *pos =
+          best_key_pos(ax, x0, x1, y0, y1, fmin(kw, 0.9), fmin(kh, 0.9), &covered, &samples);
+      /* where every inside place would hide more than 1% of the curves (periodic curves fill
+       * the plot), the legend goes outside on the right, off the data */
+      if (covered > samples / 100 + 1)
+        fputs("set key outside right top\nunset rmargin\n", f);
+      else
+        fprintf(f, "set key inside %s\n", pos);
     } else {
       fputs("unset key\n", f);
     }
     fputs("plot ", f);
-    int nplotted = 0;
+    int nplotted = 0, ncycle = 0;
     for (int s2 = 0; s2 < ax->nseries; s2++, blk++) {
       const Series *se = &ax->series[s2];
       int finite = 0;
@@ -638,9 +762,34 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
         finite = isfinite(se->x[i]) && isfinite(se->y[i]) && (!ax->logy || se->y[i] > 0);
       if (!finite) continue; /* gnuplot warns about blocks with no valid point */
       const SeriesLook *lk = nlooks > 0 ? &looks[s2 % nlooks] : NULL;
-      int st = lk && lk->style >= 0 ? lk->style : parse_style(se->style);
-      const char *col = lk && lk->color ? lk->color : k_cycle[s2 % 10];
+      const char *fmt_col;
+      double alpha;
+      int st = parse_fmt(se->style, &fmt_col, &alpha);
+      if (lk && lk->style >= 0) st = lk->style;
+      /* like matplotlib, a format's own colour does not use up a colour of the cycle */
+      const char *col = lk && lk->color ? lk->color : fmt_col ? fmt_col : k_cycle[ncycle++ % 10];
+      char argb[16];
+      if (alpha < 1) { /* gnuplot's #AARRGGBB: AA is the transparency */
+        snprintf(argb, sizeof argb, "#%02x%.6s", (int)lround(255 * (1 - alpha)), col + 1);
+        col = argb;
+      }
+      /* a point with no finite neighbour draws no line: give line styles a marker there, as
+       * an isolated value (one epoch, one validation) must still show */
+      bool marks = false;
+      if (st != ST_POINTS && st != ST_LINESPOINTS) {
+        bool isolated = false;
+        for (int i = 0; i < se->n && !isolated; i++) {
+          bool fin = isfinite(se->x[i]) && isfinite(se->y[i]);
+          bool prev = i > 0 && isfinite(se->x[i - 1]) && isfinite(se->y[i - 1]);
+          bool next = i + 1 < se->n && isfinite(se->x[i + 1]) && isfinite(se->y[i + 1]);
+          isolated = fin && !prev && !next;
+        }
+        if (isolated) marks = true;
+      }
       fprintf(f, "%sgp_dat index %d using 1:2", nplotted ? ", \\\n     " : "", blk);
+      const char *with = marks ? "linespoints" : "lines";
+      char mk[48] = "";
+      if (marks) snprintf(mk, sizeof mk, " pt 7 ps %.2f", ps);
       switch (st) {
         case ST_POINTS:
           fprintf(f, " with points pt 7 ps %.2f", ps);
@@ -649,17 +798,17 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
           fprintf(f, " with linespoints pt 7 ps %.2f lw %.2f dt solid", ps, lw);
           break;
         case ST_DASHED: /* matplotlib '--': 3.7 on, 1.6 off, in line widths */
-          fprintf(f, " with lines lw %.2f dt (%.1f,%.1f)", lw, 3.7 * lw, 1.6 * lw);
+          fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f)", with, mk, lw, 3.7 * lw, 1.6 * lw);
           break;
         case ST_DASHDOT: /* '-.' */
-          fprintf(f, " with lines lw %.2f dt (%.1f,%.1f,%.1f,%.1f)", lw, 6.4 * lw, 1.6 * lw,
+          fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f,%.1f,%.1f)", with, mk, lw, 6.4 * lw, 1.6 * lw,
                   1.0 * lw, 1.6 * lw);
           break;
         case ST_DOTTED: /* ':' */
-          fprintf(f, " with lines lw %.2f dt (%.1f,%.1f)", lw, 1.0 * lw, 1.65 * lw);
+          fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f)", with, mk, lw, 1.0 * lw, 1.65 * lw);
           break;
         default:
-          fprintf(f, " with lines lw %.2f dt solid", lw);
+          fprintf(f, " with %s%s lw %.2f dt solid", with, mk, lw);
       }
       fprintf(f, " lc rgb '%s' ", col);
       if (has_label(se->label)) {
@@ -697,13 +846,6 @@ static const char *const k_reds[9] = {"#fff5f0", "#fee0d2", "#fcbba1", "#fc9272"
 static const char *const k_blues[9] = {"#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6",
                                        "#4292c6", "#2171b5", "#08519c", "#08306b"};
 
-/* Rough width in pixels of a one-line text (DejaVu Sans averages ~0.55 em per character). */
-static double text_width(const char *s, double em) {
-  long n = 0;
-  for (; s && *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80; /* UTF-8 characters */
-  return 0.55 * em * (double)n;
-}
-
 /* A 1-2-5 tick step for n cells that gives at most 6 ticks, and no more than fit along px
  * pixels when each tick label needs label_px (so small image panels do not run labels together). */
 static int tick_step(int n, double px, double label_px) {
@@ -721,6 +863,12 @@ static int tick_step(int n, double px, double label_px) {
 int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
                   const char *xlabel, const char *ylabel, const char *palette, int width,
                   int height) {
+  return plot_heatmaps_cb(base, maps, nrows, ncols, xlabel, ylabel, NULL, palette, width, height);
+}
+
+int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols,
+                     const char *xlabel, const char *ylabel, const char *cblabel,
+                     const char *palette, int width, int height) {
   if (!base || !*base || !maps || nrows < 1 || ncols < 1) {
     fprintf(stderr, "plot: plot_heatmaps needs a file base name and a grid of at least 1x1\n");
     return -1;
@@ -791,6 +939,7 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
   double title_h = any_title ? 1.6 * em : 0.4 * em;
   double hgap = 0.6 * em, vgap = 1.1 * em, pad = 0.7 * em;
   double cb_gap = 0.9 * em, cb_right = (cbchars * 0.62 + 1.2) * em;
+  if (has_label(cblabel)) cb_right += 1.7 * em; /* the bar's label, rotated, beside its ticks */
   /* cell size: a panel of about 300 x 300 px (d2l's 2.5 in figure at 2x), its long side at
    * most 450 px, the whole canvas at most ~1900 px wide; a caller's size overrides */
   double cell = sqrt(90000.0 / ((double)mr * mc));
@@ -804,6 +953,40 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     if (width <= 0 || c2 < cell) cell = c2;
   }
   if (cell < 1) cell = 1;
+  /* Titles no wider than their panel: wrapped at spaces (a caller's '\n' always breaks); a
+   * word wider than the panel widens the cells where the caller left the width free, else the
+   * titles' font shrinks. More lines make the title band taller (and, at a fixed height, the
+   * cells smaller, so wrap again). */
+  char(*wrapped)[256] = xcalloc((size_t)np, sizeof *wrapped);
+  double title_scale = 1.0;
+  for (int iter = 0; any_title && iter < 4; iter++) {
+    double widest = 0;
+    int lines = 1;
+    for (int k = 0; k < np; k++) {
+      if (!has_label(maps[k].title)) continue;
+      double w;
+      int l = wrap_title(maps[k].title, title_scale * em, mc * cell, wrapped[k], sizeof wrapped[k], &w);
+      if (l > lines) lines = l;
+      if (w > widest) widest = w;
+    }
+    double want_h = (1.2 * lines + 0.15) * title_scale * em;
+    bool changed = false;
+    if (want_h > title_h + 0.5) {
+      title_h = want_h;
+      changed = true;
+      if (height > 0) { /* fixed height: the taller title band comes out of the cells */
+        double fh = pad + nrows * title_h + (nrows - 1) * vgap + bottom;
+        double c2 = (height - fh) / (nrows * mr);
+        if (c2 < cell) cell = c2 < 1 ? 1 : c2;
+      }
+    }
+    if (widest > mc * cell + 0.5) {
+      changed = true;
+      if (width <= 0 && height <= 0) cell = (widest + 2) / mc;
+      else title_scale *= fmax(0.6, (mc * cell) / widest) * 0.98;
+    }
+    if (!changed) break;
+  }
   double panel_w = mc * cell, panel_h = mr * cell;
   /* an x label wider than its panel needs room beside it */
   if (xw > panel_w) {
@@ -840,7 +1023,7 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
   /* ---- .dat */
   FILE *f = open_w(p.dat);
   if (!f) {
-    paths_free(&p);
+    paths_free(&p); free(wrapped);
     return -1;
   }
   fprintf(f, "# %s.dat — data of %s.png (plot_heatmaps, %d x %d panels).\n", p.name, p.name,
@@ -871,14 +1054,14 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
     }
   }
   if (close_w(f, p.dat) != 0) {
-    paths_free(&p);
+    paths_free(&p); free(wrapped);
     return -1;
   }
 
   /* ---- .gp */
   f = open_w(p.gp);
   if (!f) {
-    paths_free(&p);
+    paths_free(&p); free(wrapped);
     return -1;
   }
   put_preamble(f, &p, "heatmaps", W, H, fontpt);
@@ -891,9 +1074,16 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
           "set tics out nomirror scale 0.8 front\n"
           "set cbtics %.10g out nomirror scale 0.8\n"
           "set format x '%%g'\nset format y '%%g'\nset format cb '%%g'\n"
-          "unset key\nunset grid\n"
-          "set multiplot\n",
+          "unset key\nunset grid\n",
           pal == k_blues ? "Blues" : "Reds", lo, hi, 1.1 * s, cb_step);
+  if (has_label(cblabel)) { /* placed by hand: gnuplot's cblabel ignores a user colorbox's
+                             * tick labels and runs into them */
+    fputs("set label 998 ", f);
+    put_q(f, cblabel);
+    fprintf(f, " at screen %.5f, screen %.5f center rotate by 90 front\n",
+            (cb_x + cb_w + (cbchars * 0.62 + 1.6) * em) / W, 1 - (cb_top + cb_h / 2) / H);
+  }
+  fputs("set multiplot\n", f);
   /* One y label for the whole grid, centred on the panels at the left edge: gnuplot's own
    * per-panel ylabel runs into the tick labels and the next row when panels are short. */
   if (has_label(ylabel)) {
@@ -904,6 +1094,7 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
   }
   for (int k = 0; k < np; k++) {
     if (k == 1 && has_label(ylabel)) fputs("unset label 999\n", f);
+    if (k == 1 && has_label(cblabel)) fputs("unset label 998\n", f);
     int r = k / ncols, c = k % ncols;
     const HeatMap *hm = &maps[k];
     double x0 = x_off + left + c * (panel_w + hgap);
@@ -917,7 +1108,8 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
             "set tmargin at screen %.5f\nset bmargin at screen %.5f\n",
             px0 / W, (px0 + w) / W, 1 - ptop / H, 1 - (ptop + h) / H);
     fputs("set title ", f);
-    put_q(f, has_label(hm->title) ? hm->title : "");
+    put_qq(f, has_label(hm->title) ? wrapped[k] : "");
+    if (title_scale < 1) fprintf(f, " font ',%.1f'", fontpt * title_scale);
     fprintf(f, " offset 0,-0.4\n");
     fprintf(f, "set xrange [-0.5:%.1f]\nset yrange [%.1f:-0.5]\n", hm->cols - 0.5,
             hm->rows - 0.5);
@@ -953,18 +1145,18 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
   }
   fputs("unset multiplot\nset output\n", f);
   if (close_w(f, p.gp) != 0) {
-    paths_free(&p);
+    paths_free(&p); free(wrapped);
     return -1;
   }
   int rc = render(&p);
-  paths_free(&p);
+  paths_free(&p); free(wrapped);
   return rc;
 }
 
 /* ------------------------------------------------------------------ animator */
 
 struct Animator {
-  char *base, *xlabel;
+  char *base, *xlabel, *ylabel;
   char **legends; /* nseries entries, NULL where none */
   int nseries, every, nadd;
   double xmin, xmax;
@@ -974,8 +1166,9 @@ struct Animator {
   int drawn_n, drawn_rc; /* points in the last drawing (-1: none yet) and its result */
 };
 
-Animator *animator_new(const char *base, const char *xlabel, const char *const *legends,
-                       int nseries, double xmin, double xmax, bool logy, int every) {
+Animator *animator_new(const char *base, const char *xlabel, const char *ylabel,
+                       const char *const *legends, int nseries, double xmin, double xmax,
+                       bool logy, int every) {
   if (!base || !*base || nseries < 1) {
     fprintf(stderr, "plot: animator_new needs a file base name and at least one series\n");
     return NULL;
@@ -983,6 +1176,7 @@ Animator *animator_new(const char *base, const char *xlabel, const char *const *
   Animator *a = xcalloc(1, sizeof *a);
   a->base = xstrdup(base);
   a->xlabel = xstrdup(xlabel ? xlabel : "");
+  a->ylabel = xstrdup(ylabel ? ylabel : "");
   a->nseries = nseries;
   a->legends = xcalloc((size_t)nseries, sizeof *a->legends);
   for (int i = 0; i < nseries; i++)
@@ -1022,7 +1216,7 @@ static int animator_draw(Animator *a) {
     looks[i] = k_anim_looks[i];
     if (a->nseries > 4) looks[i] = (SeriesLook){NULL, -1}; /* many series: plain cycle */
   }
-  Axes ax = {NULL, a->xlabel, NULL, a->xmin, a->xmax, NAN, NAN, a->logy, ser, a->nseries};
+  Axes ax = {NULL, a->xlabel, a->ylabel, a->xmin, a->xmax, NAN, NAN, a->logy, ser, a->nseries};
   int rc = draw_axes(a->base, &ax, 1, 0, 0, looks, 4, "animator");
   a->drawn_n = a->n;
   a->drawn_rc = rc;
@@ -1057,6 +1251,7 @@ int animator_close(Animator *a) {
   free(a->y);
   free(a->base);
   free(a->xlabel);
+  free(a->ylabel);
   free(a);
   return rc;
 }

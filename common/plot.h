@@ -14,7 +14,9 @@ typedef struct Series {
   const char *label;   /* legend text; NULL for none */
   const float *x, *y;  /* n points */
   int n;
-  const char *style;   /* "lines" (default), "dashed", "points", "linespoints" */
+  const char *style;   /* "lines" (default), "dashed", "points", "linespoints", or a matplotlib
+                        * format as d2l.plot passes it: '-', 'm--', 'g-.', 'r:', 'o', with
+                        * optionally " alpha=0.5" after it (matplotlib's alpha=) */
 } Series;
 
 typedef struct Axes {
@@ -25,7 +27,10 @@ typedef struct Axes {
   int nseries;
 } Axes;
 
-/* 1 x n row of panels (n = 1 for a single plot). width/height in pixels (0 = default). */
+/* 1 x n row of panels (n = 1 for a single plot). width/height in pixels (0 = default: 700 x 500
+ * per panel, matplotlib's 3.5 x 2.5 in at 2x). A series whose points have no finite neighbour
+ * (one epoch) is drawn with markers, so it shows. The legend goes where it hides the fewest
+ * points, or outside on the right where every place inside would hide some. */
 int plot_axes_row(const char *base, const Axes *panels, int npanels, int width, int height);
 
 typedef struct HeatMap {
@@ -40,11 +45,20 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
                   const char *xlabel, const char *ylabel, const char *palette, int width,
                   int height);
 
-/* Training-curve animator (d2l's Animator): add points per epoch; the figure is redrawn
- * every `every` additions and at animator_close. */
+/* The same with a label on the colour bar (say what the colours mean where panels share the
+ * bar but not a unit, e.g. "pixel value; attention / map's max"). Titles are wrapped at spaces
+ * (and at '\n') to their panel's width. */
+int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols,
+                     const char *xlabel, const char *ylabel, const char *cblabel,
+                     const char *palette, int width, int height);
+
+/* Training-curve animator (d2l's Animator(xlabel='epoch', ylabel='loss', ...)): add points per
+ * epoch; the figure is redrawn every `every` additions and at animator_close. Series take
+ * d2l's formats in order: '-', 'm--', 'g-.', 'r:'. */
 typedef struct Animator Animator;
-Animator *animator_new(const char *base, const char *xlabel, const char *const *legends,
-                       int nseries, double xmin, double xmax, bool logy, int every);
+Animator *animator_new(const char *base, const char *xlabel, const char *ylabel,
+                       const char *const *legends, int nseries, double xmin, double xmax,
+                       bool logy, int every);
 void animator_add(Animator *a, double x, const double *ys); /* NAN in ys = no point */
 int animator_close(Animator *a); /* final render; frees a */
 

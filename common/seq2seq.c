@@ -77,8 +77,8 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   Animator *anim = NULL;
   if (cfg->fig_base) {
     const char *legend[1] = {"train"};
-    anim = animator_new(cfg->fig_base, "epoch", legend, 1, every < epochs ? every : 1, epochs,
-                        false, 0); /* drawn once, at the end: no gnuplot inside the timing */
+    anim = animator_new(cfg->fig_base, "epoch", "loss", legend, 1, every < epochs ? every : 1,
+                        epochs, false, 0); /* drawn once, at the end: no gnuplot inside the timing */
   }
   int rc = 0;
   double total_time = 0, last_rate = 0;

@@ -52,20 +52,21 @@ typedef struct Lab {
 
 static char *out_path(const Lab *L, const char *name) { return path_join(L->out, name); }
 
-/* A row of fit panels in the book's style: the truth dashed, the prediction as a line, the
- * training data as points, x in [0, 5] and y in [-1, 5]. */
+/* A row of fit panels as the book's plot_kernel_reg draws them: d2l.plot's '-' for the truth
+ * and 'm--' for the prediction, the training data as 'o' at alpha 0.5, x in [0, 5] and y in
+ * [-1, 5]; a row is figsize=(12, 3), drawn at 2x like every figure. */
 static void plot_fits(const Lab *L, const char *name, Estimate *const *est, int k) {
   Series s[4][3];
   Axes ax[4];
   for (int p = 0; p < k; p++) {
-    s[p][0] = (Series){"Truth", L->x_test, L->y_truth, N_TEST, "dashed"};
-    s[p][1] = (Series){"Pred", L->x_test, est[p]->y_hat, N_TEST, "lines"};
-    s[p][2] = (Series){NULL, L->x_train, L->y_train, L->n, "points"};
+    s[p][0] = (Series){"Truth", L->x_test, L->y_truth, N_TEST, "-"};
+    s[p][1] = (Series){"Pred", L->x_test, est[p]->y_hat, N_TEST, "m--"};
+    s[p][2] = (Series){NULL, L->x_train, L->y_train, L->n, "o alpha=0.5"};
     ax[p] = (Axes){.title = k > 1 ? est[p]->title : NULL, .xlabel = "x", .ylabel = "y",
                    .xmin = 0, .xmax = 5, .ymin = -1, .ymax = 5, .series = s[p], .nseries = 3};
   }
   char *base = out_path(L, name);
-  figure_saved(base, plot_axes_row(base, ax, k, k > 1 ? 1200 : 0, k > 1 ? 320 : 0));
+  figure_saved(base, plot_axes_row(base, ax, k, k > 1 ? 2400 : 0, k > 1 ? 600 : 0));
   free(base);
 }
 
@@ -219,11 +220,11 @@ key at the origin.
       float *kp = fns[p](u, k[p], 50, 1.0);
       NEED(kp, "the kernel figure");
       s[p] = (Series){NULL, u, k[p], 50, "lines"};
-      ax[p] = (Axes){.xlabel = names[p], .xmin = NAN, .xmax = NAN, .ymin = -0.05, .ymax = 1.05,
-                     .series = &s[p], .nseries = 1};
+      ax[p] = (Axes){.xlabel = names[p], .ylabel = "K(u)", .xmin = NAN, .xmax = NAN,
+                     .ymin = -0.05, .ymax = 1.05, .series = &s[p], .nseries = 1};
     }
     char *base = out_path(&L, "kernels");
-    figure_saved(base, plot_axes_row(base, ax, 4, 1200, 300));
+    figure_saved(base, plot_axes_row(base, ax, 4, 2400, 600)); /* figsize=(12, 3) at 2x */
     free(base);
   }
 
@@ -464,8 +465,8 @@ and the animator draws the curve.
     SGD trainer = {.ps = &ps, .lr = 0.5f};
     static const char *const legend[1] = {"loss"};
     char *base = out_path(&L, "loss");
-    Animator *animator = animator_new(base, "epoch", legend, 1, 1, epochs > 1 ? epochs : 2,
-                                      false, 1);
+    Animator *animator = animator_new(base, "epoch", "loss", legend, 1, 1,
+                                      epochs > 1 ? epochs : 2, false, 1);
     if (no_loo)
       printf("--no-loo: every training input also attends to itself (watch w and the loss)\n");
     for (int epoch = 0; epoch < epochs; epoch++) {

@@ -203,9 +203,10 @@ columns — column 6/7 oscillates faster than column 8/9.
     for (int c = 0; c < 4; c++)
       for (int i = 0; i < steps; i++) cols[c * steps + i] = P[(long)i * d + 6 + c];
     static const char *const legend[4] = {"Col 6", "Col 7", "Col 8", "Col 9"};
+    static const char *const fmts[4] = {"-", "m--", "g-.", "r:"}; /* d2l.plot's defaults */
     Series s[4];
-    for (int c = 0; c < 4; c++) s[c] = (Series){legend[c], pos, cols + c * steps, steps, "lines"};
-    Axes ax = {.xlabel = "Row (position)", .xmin = NAN, .xmax = NAN, .ymin = NAN, .ymax = NAN,
+    for (int c = 0; c < 4; c++) s[c] = (Series){legend[c], pos, cols + c * steps, steps, fmts[c]};
+    Axes ax = {.xlabel = "Row (position)", .ylabel = "Encoding value", .xmin = NAN, .xmax = NAN, .ymin = NAN, .ymax = NAN,
                .series = s, .nseries = 4};
     char *base = path_join(args.out, "pe_columns");
     figure_saved(base, plot_axes_row(base, &ax, 1, 1200, 500));

@@ -398,6 +398,7 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
                              .fig_base = fig,
                              .plot_every = d2l10 ? 1 : 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab06: training diverged");
+    figure_saved(fig, plot_have_gnuplot() ? 0 : 1); /* the loss curve, as lab03 announces it */
     free(fig);
     sec_per_epoch = res.train_seconds / res.epochs;
     printf("%.4f s per epoch, %.0f tokens/sec over all epochs, peak RSS %ld MB\n", sec_per_epoch,

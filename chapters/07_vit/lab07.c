@@ -237,7 +237,11 @@ loss and accuracy.
   SGD trainer = {.ps = &ps, .lr = cfg.lr};
   static const char *const legend[3] = {"train_loss", "val_loss", "val_acc"};
   char *curve_base = path_join(args.out, "vit_training");
-  Animator *animator = animator_new(curve_base, "epoch", legend, 3, 0, epochs, false, 1);
+  /* x from 0 to the last epoch; a run cut short by --steps ends inside the first epoch, so
+   * its x range is left to the data */
+  const double x_end = steps > 0 && steps < (long)batches_per_epoch * epochs ? NAN : epochs;
+  Animator *animator =
+      animator_new(curve_base, "epoch", "loss, accuracy", legend, 3, 0, x_end, false, 1);
   double train_time = 0;
   long train_images = 0, step = 0;
   int epochs_done = 0;
@@ -281,7 +285,7 @@ loss and accuracy.
     val_loss[epoch] = ev.loss;
     val_acc[epoch] = ev.acc;
     double ys[3] = {part_seen ? part_sum / part_seen : NAN, ev.loss, ev.acc};
-    animator_add(animator, epoch + 1, ys);
+    animator_add(animator, epoch + (double)seen / train.n, ys); /* < 1 epoch with --steps */
     epochs_done = epoch + 1;
     printf("epoch %d/%d: train loss %.4f, val loss %.4f, val acc %.4f, %.0f images/sec%s\n",
            epoch + 1, epochs, train_loss[epoch], ev.loss, ev.acc, seen / dt,
@@ -366,14 +370,13 @@ scale.
     if (pred[b] == (int)ylab[b])
       snprintf(titles[b], sizeof titles[b], "%s", pl);
     else
-      snprintf(titles[b], sizeof titles[b], "%s (true: %s)", pl, tl);
+      snprintf(titles[b], sizeof titles[b], "%s\n(true: %s)", pl, tl); /* 2 lines, as d2l's */
     maps[b] = (HeatMap){titles[b], imgs + (long)b * S * S, S, S};
     printf("test image %d: predicted %s, true %s\n", b, pl, tl);
   }
   {
     char *base = path_join(args.out, "predictions");
-    figure_saved(base, plot_heatmaps(base, maps, prows, pcols, NULL, NULL, "Blues",
-                                     280 * pcols + 120, 250 * prows + 40));
+    figure_saved(base, plot_heatmaps(base, maps, prows, pcols, NULL, NULL, "Blues", 0, 0));
     free(base);
   }
   /* <cls> attention: rows are the images, then the first and the last block's map, each patch
@@ -396,8 +399,9 @@ scale.
   }
   {
     char *base = path_join(args.out, "cls_attention");
-    figure_saved(base, plot_heatmaps(base, maps, rows, ns, NULL, NULL, "Reds", 200 * ns + 140,
-                                     210 * rows + 40));
+    /* one bar, two meanings: say both (each attention map is scaled to its own maximum) */
+    figure_saved(base, plot_heatmaps_cb(base, maps, rows, ns, NULL, NULL,
+                                        "pixel value; attention / map's max", "Reds", 0, 0));
     free(base);
   }
   free(up);

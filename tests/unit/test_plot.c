@@ -217,7 +217,7 @@ TEST(plot_animator_keeps_copies_and_skips_nan) {
   char *base = join(dir, "anim");
   char leg0[] = "train loss", leg1[] = "test acc";
   const char *legs[2] = {leg0, leg1};
-  Animator *a = animator_new(base, "epoch", legs, 2, 1, 4, false, 2);
+  Animator *a = animator_new(base, "epoch", "loss", legs, 2, 1, 4, false, 2);
   CHECK(a != NULL);
   if (a) {
     leg0[0] = 'X'; /* the animator must have copied its legends */
@@ -403,7 +403,7 @@ TEST(plot_animator_with_gnuplot) {
   if (!dir) return;
   char *base = join(dir, "loss");
   const char *legs[1] = {"loss"};
-  Animator *a = animator_new(base, "epoch", legs, 1, 1, 6, true, 3);
+  Animator *a = animator_new(base, "epoch", "loss", legs, 1, 1, 6, true, 3);
   CHECK(a != NULL);
   if (a) {
     for (int e = 1; e <= 3; e++) {
