@@ -959,7 +959,19 @@ int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols
    * cells smaller, so wrap again). */
   char(*wrapped)[256] = xcalloc((size_t)np, sizeof *wrapped);
   double title_scale = 1.0;
-  for (int iter = 0; any_title && iter < 4; iter++) {
+  for (int iter = 0; any_title && iter < 5; iter++) {
+    /* a title at most 25% too wide for a panel of a fixed size is set smaller, not broken */
+    double unwrapped = 0;
+    for (int k = 0; k < np; k++)
+      for (const char *t = maps[k].title; t && *t;) {
+        size_t len = strcspn(t, "\n");
+        unwrapped = fmax(unwrapped, text_width_n(t, len, title_scale * em));
+        t += len + (t[len] == '\n');
+      }
+    if ((width > 0 || height > 0) && unwrapped > mc * cell && unwrapped * 0.8 <= mc * cell) {
+      title_scale *= mc * cell / unwrapped * 0.98;
+      continue;
+    }
     double widest = 0;
     int lines = 1;
     for (int k = 0; k < np; k++) {

@@ -2,7 +2,7 @@
 # make test: runs every suite and ends with one "N passed, N failed" line.
 set -u
 VARIANT=${VARIANT:-solutions}
-passed=0; failed=0
+passed=0; failed=0; skipped=0
 run_suite() { # name, command...: a suite that prints its own "N passed, N failed" line
   local name=$1; shift
   echo "== $name"
@@ -12,6 +12,7 @@ run_suite() { # name, command...: a suite that prints its own "N passed, N faile
   if [ -n "$line" ]; then
     local p f; p=$(echo "$line" | awk '{print $1}'); f=$(echo "$line" | awk '{print $3}')
     passed=$((passed + p)); failed=$((failed + f))
+    local sk; sk=$(echo "$line" | sed -n 's/.* \([0-9]*\) skipped.*/\1/p'); skipped=$((skipped + ${sk:-0}))
     if [ $rc -ne 0 ] && [ "$f" = 0 ]; then failed=$((failed + 1)); echo "FAIL $name exited $rc"; fi
   else
     if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL $name (exit $rc)"; fi
@@ -23,5 +24,5 @@ for f in tests/suites/*.sh; do
   [ -f "$f" ] || continue
   run_suite "$(basename "$f" .sh)" bash "$f"
 done
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
