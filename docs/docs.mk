@@ -33,8 +33,8 @@ $(WEAVE): docs/weave.c
 .PHONY: docs docs-tool $(addprefix docs-,$(LABS))
 docs-tool: $(WEAVE)
 docs: $(addprefix docs-,$(DOCS_LABS))
-	@$(if $(HAVE_PANDOC),:,echo "docs: pandoc not found: wrote Markdown only (install pandoc for HTML)")
-	@echo "docs: $(addprefix $(DOCS_DIR)/,$(addsuffix .md,$(DOCS_LABS))) (index: docs/README.md)"
+	@$(if $(HAVE_PANDOC),bash docs/site.sh index $(DOCS_DIR),echo "docs: pandoc not found: wrote Markdown only (make deps installs it)")
+	@echo "docs: $(addprefix $(DOCS_DIR)/,$(addsuffix .md,$(DOCS_LABS)))$(if $(HAVE_PANDOC), (open $(DOCS_DIR)/index.html))"
 
 # One lab: the marked chapter (weave mark) is compiled like the lab itself; when that fails the
 # plain ./labNN runs instead and its output goes into one closing section.

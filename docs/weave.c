@@ -14,6 +14,10 @@
  *       an image right there; PNGs in --fig-dir the output never named go to a closing
  *       "Figures" section. A log without markers (an unmarked run) goes to a closing
  *       "Program output" section. Paths are written relative to --md-dir (where the .md goes).
+ *       Figures are numbered and captioned from --captions FILE ("labNN/NAME caption" lines).
+ *
+ *   weave mathml PAGE.html > FIXED.html
+ *       pandoc's MathML with upright names (\mathrm{softmax}) that Chromium also sets upright.
  *
  * Prose blocks open with a line holding only `/ *** ` (no space) and end at the next `* /`; the
  * text is Markdown with LaTeX math and is copied verbatim except for two removals: a common
@@ -383,16 +387,68 @@ static void rel_path(Str *o, const char *md_dir, const char *path) {
   }
 }
 
+/* Captions (--captions FILE): lines "labNN/NAME  caption text" ('#' lines are comments); a
+ * figure's key is its directory's last component and its file name without ".png". */
+static char *g_captions;
+static int g_fig_no; /* figures on this page so far: "Figure 1." ... */
+
+static const char *find_caption(const char *key, size_t *len) {
+  size_t kl = strlen(key);
+  for (const char *l = g_captions; l && *l;) {
+    const char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    if (l[0] != '#' && n > kl && strncmp(l, key, kl) == 0 && (l[kl] == ' ' || l[kl] == '\t')) {
+      const char *c = l + kl;
+      while (*c == ' ' || *c == '\t') c++;
+      *len = n - (size_t)(c - l);
+      return c;
+    }
+    l = e ? e + 1 : l + n;
+  }
+  return NULL;
+}
+
+/* Width in pixels from a PNG's IHDR (bytes 16..19, big-endian); 0 when unreadable. */
+static unsigned png_width(const char *path) {
+  unsigned char h[24];
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  size_t n = fread(h, 1, sizeof h, f);
+  fclose(f);
+  if (n < 24 || memcmp(h + 1, "PNG", 3) != 0) return 0;
+  return (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
+}
+
+/* A figure: "Figure k. caption" (pandoc makes a standalone image with text a <figure> with
+ * that <figcaption>) at half its pixel width, since every figure is drawn at 2x; the page's
+ * stylesheet shrinks it to the page where it is wider. */
 static void emit_image(Str *o, const char *md_dir, const char *png) {
   const char *base = strrchr(png, '/');
   base = base ? base + 1 : png;
   size_t n = strlen(base);
-  if (n > 4) n -= 4; /* drop ".png" for the alt text */
+  if (n > 4) n -= 4; /* drop ".png" */
+  char key[512];
+  const char *dir_end = base > png ? base - 1 : png, *dir = dir_end;
+  while (dir > png && dir[-1] != '/') dir--;
+  snprintf(key, sizeof key, "%.*s/%.*s", (int)(dir_end - dir), dir, (int)n, base);
+  size_t cl = 0;
+  const char *cap = find_caption(key, &cl);
+  char num[32];
+  snprintf(num, sizeof num, "Figure %d. ", ++g_fig_no);
   str_add(o, "![");
-  str_addn(o, base, n);
+  str_add(o, num);
+  if (cap) str_addn(o, cap, cl);
+  else str_addn(o, base, n); /* no caption yet: the name (tests/suites/docs.sh flags it) */
   str_add(o, "](");
   rel_path(o, md_dir, png);
-  str_add(o, ")\n\n");
+  str_add(o, ")");
+  unsigned w = png_width(png);
+  if (w > 0) {
+    char attr[64];
+    snprintf(attr, sizeof attr, "{width=%u}", (w + 1) / 2);
+    str_add(o, attr);
+  }
+  str_add(o, "\n\n");
 }
 
 /* Program output: ```text blocks, with `[figure X.png]` lines replaced by the image. */
@@ -470,6 +526,7 @@ static int cmd_doc(int argc, char **argv) {
     else if (!strcmp(a, "--md-dir")) md_dir = argv[++i];
     else if (!strcmp(a, "--command")) command = argv[++i];
     else if (!strcmp(a, "--status")) status = atoi(argv[++i]);
+    else if (!strcmp(a, "--captions")) g_captions = read_file(argv[++i], NULL);
     else die("doc: unknown option %s (see the comment at the top of docs/weave.c)", a);
   }
   Chapter ch = {0};
@@ -568,17 +625,81 @@ static int cmd_doc(int argc, char **argv) {
   free(place);
   free(o.s);
   free(log_text);
+  free(g_captions);
   free(ch.b);
   free((void *)ch.src);
+  return ferror(stdout) ? 2 : 0;
+}
+
+/* ------------------------------------------------------------------ weave mathml */
+
+/* pandoc (2.17) writes \mathrm{softmax} as <mstyle mathvariant="normal"> around one <mi> per
+ * letter, and MathML Core (Chromium) ignores mathvariant on <mstyle>, so the name comes out in
+ * italic letters. Rewrite each such run of one-letter <mi>s as one <mi>softmax</mi> (a
+ * multi-letter <mi> is upright) or, for one letter, <mi mathvariant="normal">d</mi>. */
+static int cmd_mathml(const char *path) {
+  size_t n;
+  char *s = read_file(path, &n);
+  static const char open_tag[] = "<mstyle mathvariant=\"normal\">", close_tag[] = "</mstyle>";
+  Str o = {0};
+  const char *p = s;
+  for (;;) {
+    const char *a = strstr(p, open_tag);
+    if (!a) break;
+    const char *body = a + strlen(open_tag), *end = strstr(body, close_tag);
+    const char *nested = strstr(body, "<mstyle");
+    if (!end || (nested && nested < end)) { /* not a plain run: leave it */
+      str_addn(&o, p, (size_t)(body - p));
+      p = body;
+      continue;
+    }
+    str_addn(&o, p, (size_t)(body - p));
+    /* the body: <mi>X</mi> runs are merged; anything else is copied */
+    const char *q = body;
+    while (q < end) {
+      Str word = {0};
+      int letters = 0;
+      while (q < end && strncmp(q, "<mi>", 4) == 0) {
+        const char *c = q + 4, *ce = strstr(c, "</mi>");
+        if (!ce || ce > end) break;
+        str_addn(&word, c, (size_t)(ce - c));
+        letters++;
+        q = ce + 5;
+      }
+      if (letters == 1) {
+        str_add(&o, "<mi mathvariant=\"normal\">");
+        str_addn(&o, word.s, word.n);
+        str_add(&o, "</mi>");
+      } else if (letters > 1) {
+        str_add(&o, "<mi>");
+        str_addn(&o, word.s, word.n);
+        str_add(&o, "</mi>");
+      }
+      free(word.s);
+      if (q < end && !letters) { /* another element: copy up to the next tag after it */
+        const char *nx = strchr(q + 1, '<');
+        if (!nx || nx > end) nx = end;
+        str_addn(&o, q, (size_t)(nx - q));
+        q = nx;
+      }
+    }
+    p = end;
+  }
+  str_add(&o, p);
+  fwrite(o.s, 1, o.n, stdout);
+  free(o.s);
+  free(s);
   return ferror(stdout) ? 2 : 0;
 }
 
 int main(int argc, char **argv) {
   if (argc >= 3 && strcmp(argv[1], "mark") == 0 && argc == 3) return cmd_mark(argv[2]);
   if (argc >= 3 && strcmp(argv[1], "doc") == 0) return cmd_doc(argc - 2, argv + 2);
+  if (argc == 3 && strcmp(argv[1], "mathml") == 0) return cmd_mathml(argv[2]);
   fprintf(stderr,
           "usage: weave mark CHAPTER.c > MARKED.c\n"
           "       weave doc CHAPTER.c [--log FILE] [--fig-dir DIR] [--md-dir DIR]\n"
-          "                 [--command TEXT] [--status N] > CHAPTER.md\n");
+          "                 [--command TEXT] [--status N] [--captions FILE] > CHAPTER.md\n"
+          "       weave mathml PAGE.html > FIXED.html\n");
   return 2;
 }

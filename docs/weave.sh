@@ -54,7 +54,7 @@ no) ;;
   ;;
 esac
 
-if ! "$WEAVE" doc "$src" --md-dir "$docs" "${weave_args[@]}" >"$md.tmp"; then
+if ! "$WEAVE" doc "$src" --md-dir "$docs" --captions docs/captions.txt "${weave_args[@]}" >"$md.tmp"; then
   rm -f "$md.tmp"
   echo "docs: $lab: weaving $src failed" >&2
   exit 1
@@ -64,11 +64,20 @@ echo "docs: wrote $md"
 
 if [ "${PANDOC:-}" = yes ]; then
   title=$(sed -n 's/^# //p' "$md" | head -1)
-  # Run next to the .md so the relative figure links stay as the .md has them.
-  if (cd "$docs" && pandoc --from markdown --to html5 --mathml --standalone \
-    --metadata pagetitle="$lab: ${title:-$lab}" -o "$lab.html" "$lab.md"); then
+  # The site's bars: home, previous and next lab (docs/site.sh), above and below the page.
+  nav=$(bash docs/site.sh nav "$lab")
+  printf '<header class="site"><a href="index.html">attention-lab</a>%s</header>\n' "$nav" >"$docs/.nav_$lab.html"
+  printf '<footer class="site"><a href="index.html">all chapters</a>%s</footer>\n' "$nav" >"$docs/.foot_$lab.html"
+  [ "$(cd "$docs" && pwd)" = "$(cd docs && pwd)" ] || cp docs/style.css "$docs/style.css"
+  # Run next to the .md so the relative figure links stay as the .md has them. MathML needs no
+  # script (offline); weave mathml sets \mathrm names upright in Chromium too.
+  if (cd "$docs" && pandoc --from markdown --to html5 --mathml --standalone --css style.css \
+    --include-before-body ".nav_$lab.html" --include-after-body ".foot_$lab.html" \
+    --metadata pagetitle="$lab: ${title:-$lab}" -o "$lab.html.tmp" "$lab.md") &&
+    "$WEAVE" mathml "$docs/$lab.html.tmp" >"$docs/$lab.html"; then
     echo "docs: wrote $docs/$lab.html"
   else
     echo "docs: $lab: pandoc failed; $md is still there" >&2
   fi
+  rm -f "$docs/$lab.html.tmp" "$docs/.nav_$lab.html" "$docs/.foot_$lab.html"
 fi

@@ -206,8 +206,8 @@ columns — column 6/7 oscillates faster than column 8/9.
     static const char *const fmts[4] = {"-", "m--", "g-.", "r:"}; /* d2l.plot's defaults */
     Series s[4];
     for (int c = 0; c < 4; c++) s[c] = (Series){legend[c], pos, cols + c * steps, steps, fmts[c]};
-    Axes ax = {.xlabel = "Row (position)", .ylabel = "Encoding value", .xmin = NAN, .xmax = NAN, .ymin = NAN, .ymax = NAN,
-               .series = s, .nseries = 4};
+    Axes ax = {.xlabel = "Row (position)", .ylabel = "Encoding value", .xmin = NAN,
+               .xmax = NAN, .ymin = NAN, .ymax = NAN, .series = s, .nseries = 4};
     char *base = path_join(args.out, "pe_columns");
     figure_saved(base, plot_axes_row(base, &ax, 1, 1200, 500));
     free(base);

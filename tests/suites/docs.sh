@@ -71,12 +71,12 @@ in_order "output before the first marked block follows main's opening code" "$md
 in_order "... and comes before the next prose" "$md" '=before any block' '## Counting'
 in_order "loop output after the loop code" "$md" 'for (int i = 0; i < 3; i++)' '=count 2'
 in_order "loop output before the next prose" "$md" '=count 2' '## Javadoc Style'
-in_order "figure image where it was drawn" "$md" 'printf("[figure %s]\n", path);' '![drawn](out/lab99/drawn.png)'
-in_order "output continues after the figure" "$md" '![drawn](out/lab99/drawn.png)' '=after the figure'
+in_order "figure image where it was drawn" "$md" 'printf("[figure %s]\n", path);' '![Figure 1. drawn](out/lab99/drawn.png)'
+in_order "output continues after the figure" "$md" '![Figure 1. drawn](out/lab99/drawn.png)' '=after the figure'
 check "the [figure] line itself is replaced" bash -c "! grep -q '^\\[figure ' '$md'"
 in_order "stderr interleaved in order" "$md" '=in the else branch' '=a line on stderr'
 check "backticks in output get a longer fence" grep -qx '````text' "$md"
-in_order "unannounced PNG in a closing Figures section" "$md" '## Figures' '![unannounced](out/lab99/unannounced.png)'
+in_order "unannounced PNG in a closing Figures section" "$md" '## Figures' '![Figure 2. unannounced](out/lab99/unannounced.png)'
 in_order "Summary after the program's last code" "$md" 'return 0;' '## Summary'
 in_order "Figures section at the very end" "$md" '## Summary' '## Figures'
 check "marker bytes never reach the page" bash -c "! grep -q \$'\\x1e' '$md'"
@@ -144,7 +144,8 @@ if [ -f chapters/02_scoring_functions/lab02.c ] && [ $run = yes ]; then
   in_order "lab02: masked softmax output follows its code" "$md" \
     'Tensor *w = NEED(masked_softmax(X, valid_lens)' 'tensor([[[' 
   if command -v gnuplot >/dev/null 2>&1; then
-    check "lab02: heatmap linked where drawn" grep -qx '!\[attention_additive\](out/lab02/attention_additive.png)' "$md"
+    # numbered, captioned from docs/captions.txt, at half its pixel width (drawn at 2x)
+    check "lab02: heatmap linked where drawn, with its caption" grep -qxE '!\[Figure 1\. Additive attention weights[^]]*\]\(out/lab02/attention_additive.png\)\{width=[0-9]+\}' "$md"
     check "lab02: linked PNG exists" test -s "$tmp/real/out/lab02/attention_additive.png"
   fi
   if command -v pandoc >/dev/null 2>&1; then
