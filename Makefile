@@ -172,10 +172,11 @@ include tests/bench/bench.mk
 include docs/docs.mk
 
 # ---------------------------------------------------------------- setup
-# python3 builds the test suites' data fixtures; curl lets `make data` download fra-eng.zip.
+# python3 builds the test suites' data fixtures and checks the figures; curl lets `make data`
+# download fra-eng.zip; pandoc turns the woven chapters into the docs site (make docs).
 # .ci/run reads this line, so it is the one list.
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  python3 curl ca-certificates
+  python3 curl ca-certificates pandoc
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -197,7 +198,7 @@ help:
 	@echo "  make test               every test suite; last line 'N passed, N failed'"
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
-	@echo "  make docs               weave chapters into docs/labNN.md (+ HTML with pandoc)"
+	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"
 	@echo "  make bench              GEMM GFLOP/s and lab throughput"
 	@echo "  make deps               install the Debian packages the kit uses (root)"
 	@echo "  make data               put fra-eng.zip under ./data/"

@@ -191,7 +191,7 @@ TEST(plot_heatmaps_writes_matrices_without_gnuplot) {
     CHECK_NEAR(hi, m[5][11], 1e-6);
     CHECK_HAS(g, "set yrange [2.5:-0.5]");   /* row 0 on top */
     CHECK_HAS(g, "with image");
-    CHECK_HAS(g, "set title 'Head 3'");
+    CHECK_HAS(g, "set title \"Head 3\"");
     CHECK_HAS(g, "gp_dir.'heat.png'");
     /* one colour bar: five panels switch theirs off */
     int off = 0;
@@ -242,6 +242,64 @@ TEST(plot_animator_keeps_copies_and_skips_nan) {
     free(d);
     free(dat);
   }
+  free(base);
+  plot_force_no_gnuplot(0);
+  rm_rf(dir);
+  free(dir);
+}
+
+TEST(plot_book_formats_markers_and_wrapped_titles) {
+  char *dir = make_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
+  plot_force_no_gnuplot(1);
+  float x[5] = {0, 1, 2, 3, 4}, y[5] = {1, 2, 3, 2, 1}, one_x[1] = {1}, one_y[1] = {0.5f};
+  float gap_y[5] = {1, NAN, 3, NAN, 2}; /* points 0, 2 and 4 have no finite neighbour */
+  Series s[5] = {{"a", x, y, 5, "-"},
+                 {"b", x, y, 5, "m--"},
+                 {"c", x, y, 5, "o alpha=0.5"},
+                 {"one", one_x, one_y, 1, "g-."},
+                 {"gaps", x, gap_y, 5, "r:"}};
+  Axes ax = {NULL, "x", "y", NAN, NAN, NAN, NAN, false, s, 5};
+  char *base = join(dir, "fmt");
+  CHECK_INT(plot_axes_row(base, &ax, 1, 0, 0), 1);
+  char *gp = join(dir, "fmt.gp");
+  char *g = slurp(gp);
+  CHECK(g != NULL);
+  if (g) {
+    /* d2l's formats; an explicit colour does not use up the cycle, so 'o' gets the second */
+    CHECK_HAS(g, "index 0 using 1:2 with lines lw 4.00 dt solid lc rgb '#1f77b4' title 'a'");
+    CHECK_HAS(g, "index 1 using 1:2 with lines lw 4.00 dt (14.8,6.4) lc rgb '#bf00bf' title 'b'");
+    CHECK_HAS(g, "with points pt 7 ps 2.60 lc rgb '#80ff7f0e' title 'c'"); /* 50% transparent */
+    /* lone points get markers, in the series' own colour and line style */
+    CHECK_HAS(g, "index 3 using 1:2 with linespoints pt 7 ps 2.60 lw 4.00 dt (25.6,6.4,4.0,6.4) "
+                 "lc rgb '#008000' title 'one'");
+    CHECK_HAS(g, "index 4 using 1:2 with linespoints pt 7 ps 2.60 lw 4.00 dt (4.0,6.6) "
+                 "lc rgb '#ff0000' title 'gaps'");
+  }
+  free(g);
+  free(gp);
+  free(base);
+
+  /* heatmap titles: a caller's '\n' breaks, a long title wraps at spaces to its panel, and
+   * the colour bar carries its label */
+  float m[4 * 4];
+  for (int i = 0; i < 16; i++) m[i] = (float)i / 15;
+  HeatMap hm[2] = {{"coat\n(true: ankle boot)", m, 4, 4},
+                   {"a rather long title that cannot fit one small panel", m, 4, 4}};
+  base = join(dir, "titles");
+  CHECK_INT(plot_heatmaps_cb(base, hm, 1, 2, NULL, NULL, "attention / max", "Reds", 500, 300), 1);
+  gp = join(dir, "titles.gp");
+  g = slurp(gp);
+  CHECK(g != NULL);
+  if (g) {
+    CHECK_HAS(g, "set title \"coat\\n(true: ankle boot)\"");
+    CHECK_HAS(g, "set title \"a rather");
+    CHECK(strstr(g, "a rather long title that cannot fit one small panel\"") == NULL);
+    CHECK_HAS(g, "set label 998 'attention / max'");
+  }
+  free(g);
+  free(gp);
   free(base);
   plot_force_no_gnuplot(0);
   rm_rf(dir);
