@@ -173,10 +173,12 @@ include docs/docs.mk
 
 # ---------------------------------------------------------------- setup
 # python3 builds the test suites' data fixtures and checks the figures; curl lets `make data`
-# download fra-eng.zip; pandoc turns the woven chapters into the docs site (make docs).
+# download fra-eng.zip; pandoc turns the woven chapters into the docs site (make docs), and
+# headless chromium opens every page of it in tests/suites/docs_site.sh (~80 MB download; the
+# suite takes about a minute; without chromium it skips, saying so).
 # .ci/run reads this line, so it is the one list.
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  python3 curl ca-certificates pandoc
+  python3 curl ca-certificates pandoc chromium
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
