@@ -348,7 +348,9 @@ static double text_width_n(const char *s, size_t n, double em) {
   return w * em;
 }
 
-static double text_width(const char *s, double em) { return text_width_n(s, s ? strlen(s) : 0, em); }
+static double text_width(const char *s, double em) {
+  return text_width_n(s, s ? strlen(s) : 0, em);
+}
 
 /* Word-wrap a title into at most 3 lines no wider than max_px (the caller's '\n' always break);
  * out gets the lines joined by '\n'. Returns the number of lines and, in *widest, the widest
@@ -801,8 +803,8 @@ static int draw_axes(const char *base, const Axes *panels, int npanels, int widt
           fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f)", with, mk, lw, 3.7 * lw, 1.6 * lw);
           break;
         case ST_DASHDOT: /* '-.' */
-          fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f,%.1f,%.1f)", with, mk, lw, 6.4 * lw, 1.6 * lw,
-                  1.0 * lw, 1.6 * lw);
+          fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f,%.1f,%.1f)", with, mk, lw, 6.4 * lw,
+                  1.6 * lw, 1.0 * lw, 1.6 * lw);
           break;
         case ST_DOTTED: /* ':' */
           fprintf(f, " with %s%s lw %.2f dt (%.1f,%.1f)", with, mk, lw, 1.0 * lw, 1.65 * lw);
@@ -968,7 +970,8 @@ int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols
         unwrapped = fmax(unwrapped, text_width_n(t, len, title_scale * em));
         t += len + (t[len] == '\n');
       }
-    if ((width > 0 || height > 0) && unwrapped > mc * cell && unwrapped * 0.8 <= mc * cell) {
+    if ((width > 0 || height > 0) && unwrapped > mc * cell && unwrapped * 0.8 <= mc * cell &&
+        title_scale > 0.8) {
       title_scale *= mc * cell / unwrapped * 0.98;
       continue;
     }
@@ -977,7 +980,8 @@ int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols
     for (int k = 0; k < np; k++) {
       if (!has_label(maps[k].title)) continue;
       double w;
-      int l = wrap_title(maps[k].title, title_scale * em, mc * cell, wrapped[k], sizeof wrapped[k], &w);
+      int l = wrap_title(maps[k].title, title_scale * em, mc * cell, wrapped[k],
+                         sizeof wrapped[k], &w);
       if (l > lines) lines = l;
       if (w > widest) widest = w;
     }
@@ -995,7 +999,8 @@ int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols
     if (widest > mc * cell + 0.5) {
       changed = true;
       if (width <= 0 && height <= 0) cell = (widest + 2) / mc;
-      else title_scale *= fmax(0.6, (mc * cell) / widest) * 0.98;
+      else if (title_scale > 0.6) /* no smaller than 0.6 of the text: beyond, it stays wide */
+        title_scale = fmax(0.6, title_scale * (mc * cell) / widest * 0.98);
     }
     if (!changed) break;
   }

@@ -288,7 +288,7 @@ TEST(plot_book_formats_markers_and_wrapped_titles) {
   HeatMap hm[2] = {{"coat\n(true: ankle boot)", m, 4, 4},
                    {"a rather long title that cannot fit one small panel", m, 4, 4}};
   base = join(dir, "titles");
-  CHECK_INT(plot_heatmaps_cb(base, hm, 1, 2, NULL, NULL, "attention / max", "Reds", 500, 300), 1);
+  CHECK_INT(plot_heatmaps_cb(base, hm, 1, 2, NULL, NULL, "attention / max", "Reds", 900, 0), 1);
   gp = join(dir, "titles.gp");
   g = slurp(gp);
   CHECK(g != NULL);
