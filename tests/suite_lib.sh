@@ -3,24 +3,28 @@
 # (It lives outside tests/suites/ because tests/run_all.sh runs every *.sh there.)
 #
 #   suite_begin NAME    cd to the repository root; zero the counters; $tmp, a fresh temporary
-#                       directory removed on exit; ok/bad lines are prefixed "NAME:"
+#                       directory removed on exit; ok/bad/skip lines are prefixed "NAME:"
 #   ok MSG / bad MSG    count one passed / failed check and print it
+#   skip MSG            count one check that could not run, MSG saying why (never a pass)
 #   check MSG CMD...    ok when CMD (output discarded) succeeds, else bad
 #   suite_build TARGET [WHAT]  make -s TARGET; on failure print the log's tail, the summary,
 #                       and exit 1 (nothing else can be checked)
-#   suite_end           the "N passed, N failed" line run_all.sh reads; status 0 when none failed
+#   suite_end           the "N passed, N failed, N skipped" line run_all.sh reads; status 0
+#                       when none failed
 
 suite_begin() {
   suite_name=$1
   cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
   passed=0
   failed=0
+  skipped=0
   tmp=$(mktemp -d "/tmp/${suite_name}_suite.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
 }
 
 ok() { passed=$((passed + 1)); echo "ok   $suite_name: $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL $suite_name: $1"; }
+skip() { skipped=$((skipped + 1)); echo "skip $suite_name: $1"; }
 check() { # description, command...
   local what=$1
   shift
@@ -39,6 +43,6 @@ suite_build() { # target, description (default "make TARGET")
 }
 
 suite_end() {
-  echo "$passed passed, $failed failed"
+  echo "$passed passed, $failed failed, $skipped skipped"
   [ "$failed" -eq 0 ]
 }

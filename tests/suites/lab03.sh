@@ -13,7 +13,7 @@ suite_build lab03
 # the data set (fra-eng.zip) must be present for the training runs; say so plainly if not
 if ! ./lab03 --epochs 1 --heldout 0 --out "$tmp/probe" >"$tmp/probe.log" 2>&1 &&
   grep -q 'make data' "$tmp/probe.log"; then
-  echo "skip lab03: fra-eng.zip not found (run make data); only the error path is checked"
+  skip "training runs: fra-eng.zip not found (run make data); only the error path is checked"
   check "missing data is a clear error" grep -q 'make data' "$tmp/probe.log"
   suite_end
   exit

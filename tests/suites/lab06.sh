@@ -16,7 +16,7 @@ log="$tmp/run.log"
 nodata=false
 if [ $rc -ne 0 ] && grep -q 'make data' "$log"; then
   nodata=true
-  echo "skip lab06: fra-eng.zip not found (run make data); only the demos and the error are checked"
+  skip "training runs: fra-eng.zip not found (run make data); only the demos and the error are checked"
   check "missing data is a clear error" grep -q 'make data' "$log"
 elif [ $rc -eq 0 ]; then ok "./lab06 --epochs 5 exits 0"; else
   bad "./lab06 exited $rc"

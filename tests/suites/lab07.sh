@@ -12,8 +12,7 @@ suite_build lab07
 # Probe the lab's own data search (--data-dir, $D2L_DATA_DIR, ./data/, the Debian package).
 ./lab07 --steps 1 --show 1 --out "$tmp/probe" >"$tmp/probe.log" 2>&1
 if grep -q 'Fashion-MNIST file .* not found' "$tmp/probe.log"; then
-  echo "lab07: Fashion-MNIST not found (apt-get install dataset-fashion-mnist);" \
-    "skipping the training runs"
+  skip "training runs: Fashion-MNIST not found (apt-get install dataset-fashion-mnist)"
 else
   # --- default preset, 30 batches
   ./lab07 --steps 30 --out "$tmp/run" >"$tmp/run.log" 2>&1

@@ -81,7 +81,7 @@ static void check_cell_values(RnnKind k) {
   Tensor *mine = NULL, *c_new = NULL;
   mine = k == RNN_GRU ? gru_cell(&p, x, h) : lstm_cell(&p, x, h, c, &c_new);
   if (!mine) {
-    printf("    exercise cell is a stub in this build (VARIANT=labs): skipped\n");
+    test_skip("the exercise cell is a stub in this build (VARIANT=labs)");
     return;
   }
   CHECK_CLOSE(mine->data, wf, B * H, 1e-6, 1e-5); /* same reason */
@@ -176,7 +176,7 @@ TEST(lab03_gradcheck_attention_decoder) {
   for (int i = 0; i < B * T; i++) c.X->data[i] = (float)((i * 3 + 1) % V);
   Tensor *probe = masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL);
   if (!probe) {
-    printf("    lab02 masked_softmax is a stub in this build: skipped\n");
+    test_skip("lab02 masked_softmax is a stub in this build (VARIANT=labs)");
     paramset_free(&ps);
     return;
   }
@@ -204,7 +204,7 @@ TEST(lab03_reference_path_matches_fused) {
       !additive_attention_cached(&n.decoder.attention, tensor_zeros(3, (const int[]){1, 1, 6}),
                                  tensor_zeros(3, (const int[]){1, 2, 6}),
                                  tensor_zeros(3, (const int[]){1, 2, 6}), NULL, false)) {
-    printf("    exercises are stubs in this build: skipped\n");
+    test_skip("the exercises are stubs in this build (VARIANT=labs)");
     BahdanauNet_free(&n);
     return;
   }
@@ -330,7 +330,7 @@ static const char k_corpus[] =
 
 TEST(lab03_train_and_predict_smoke) {
   if (!masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL)) {
-    printf("    lab02 masked_softmax is a stub in this build: skipped\n");
+    test_skip("lab02 masked_softmax is a stub in this build (VARIANT=labs)");
     return;
   }
   NmtConfig cfg;
@@ -411,7 +411,7 @@ static void golden_cell(RnnKind k, const Golden *ref, bool exercise) {
   if (exercise) {
     hn = k == RNN_GRU ? gru_cell(&p, x, h) : lstm_cell(&p, x, h, c, &cn);
     if (!hn) {
-      printf("    %s exercise cell is a stub in this build: skipped\n", pre);
+      test_skip("the %s exercise cell is a stub in this build (VARIANT=labs)", pre);
       return;
     }
   } else {
