@@ -2,7 +2,7 @@
 # lab03 smoke run: builds ./lab03, trains the classic preset for a few epochs (no gnuplot),
 # checks what it prints, summary.json and the figure data; a checkpoint saved by one run
 # reproduces its translations in a --load run; broken checkpoints and missing data are clear
-# errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed".
+# errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab03
 root=$(pwd)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lab04 smoke run: builds ./lab04, runs the chapter (short timing), checks what it prints,
 # summary.json and the per-head heatmap; checks --heads and the flag errors.
-# Run from the repository root: bash tests/suites/lab04.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab04.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab04
 

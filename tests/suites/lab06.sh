@@ -2,7 +2,7 @@
 # lab06 smoke run: builds ./lab06, runs the chapter for a few epochs (no held-out BLEU, no
 # gnuplot), checks the book's printed shapes, the fixed decoder's two checks, summary.json's
 # keys and the heatmap data; then --save/--load/--translate and --d2l-compat.
-# Run from the repository root: bash tests/suites/lab06.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab06.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab06
 export AL_NO_GNUPLOT=1 OMP_NUM_THREADS=1

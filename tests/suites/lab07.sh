@@ -2,7 +2,7 @@
 # lab07 smoke run: builds ./lab07, trains a few batches of the default preset and of the book's
 # preset (--steps), checks what it prints, summary.json and the figures' data; then damaged
 # Fashion-MNIST files (built here) must give one clear error line, and bad flags clear errors.
-# Run from the repository root: bash tests/suites/lab07.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab07.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab07
 export AL_NO_GNUPLOT=1
