@@ -97,7 +97,9 @@ LIBEX := $(VOBJ)/libex.a
 LIBCHAP := $(VOBJ)/libchap.a
 # The variant a lab binary at the root was linked with; a change forces a relink.
 VARIANT_STAMP := $(B)/variant-$(VARIANT).stamp
-LINK_LIBS = -Wl,--start-group $(LIBCHAP) $(LIBEX) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+# One direction only, so any linker resolves it in this order: chapter code calls the exercises
+# (labs/ or solutions/), both call common/; exercises never call chapter code.
+LINK_LIBS = $(LIBCHAP) $(LIBEX) $(LIBCOMMON) $(LDLIBS)
 
 DEPFLAGS = -MMD -MP
 

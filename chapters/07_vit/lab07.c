@@ -32,7 +32,7 @@ for a GPU or a patient CPU (about 8 minutes an epoch on two cores). Figures go t
 #include "../../common/plot.h"
 #include "../../common/rng.h"
 #include "../../common/util.h"
-#include "lab07/lab07.h"
+#include "vit.h"
 
 /* A training configuration. */
 typedef struct Preset {

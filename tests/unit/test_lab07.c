@@ -19,7 +19,7 @@
 #include "../../common/rng.h"
 #include "../golden_io.h"
 #include "../test.h"
-#include "lab07/lab07.h"
+#include "../../chapters/07_vit/vit.h"
 
 #define GOLDEN07 "tests/golden/lab07_reference.txt"
 

@@ -8,7 +8,7 @@
 
 #include "../grade.h"
 #include "../sine_fill.h"
-#include "lab07/lab07.h"
+#include "../../../chapters/07_vit/vit.h"
 
 /* ---------------------------------------------------------------- 7.1 */
 
