@@ -1,6 +1,6 @@
 /* Tests of common/text.h (nmt.c, vocab.c, bleu.c): preprocessing, tokenizing, Vocab (both
- * editions), arrays, minibatches, BLEU; and the whole pipeline against the Python golden files in tests/golden/ (when
- * fra-eng.zip is available). */
+ * editions), arrays, minibatches, BLEU; and the whole pipeline against the Python golden files
+ * in tests/golden/ (when fra-eng.zip is available). */
 #include <stdlib.h>
 #include <unistd.h>
 
