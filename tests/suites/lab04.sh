@@ -43,6 +43,7 @@ for key in transpose_qkv_shape book_check output_shape attention_weights_shape \
   grep -q "\"$key\":" "$sum" 2>/dev/null && ok "summary.json has \"$key\"" ||
     bad "summary.json lacks \"$key\""
 done
+check "summary transpose_qkv_shape [8, 3, 3]" bash -c "tr -d ' \n' <'$sum' | grep -q '\"transpose_qkv_shape\":\[8,3,3\]'"
 if tr -d ' \n' <"$sum" | grep -q '"output_shape":\[2,4,100\]'; then ok "summary output_shape [2, 4, 100]"; else
   bad "summary output_shape"
 fi
