@@ -2,6 +2,7 @@
 #include "summary.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,17 @@ void summary_tensor(Summary *s, const char *path, const Tensor *t) {
   x->len = t->size;
   x->v = xmalloc(sizeof(float) * (size_t)(t->size > 0 ? t->size : 1));
   tensor_to_host(t, x->v); /* the data may live on another device */
+}
+
+const char *summary_path(const char *fmt, ...) {
+  static char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof buf)
+    die("summary: path '%s...' longer than %zu bytes", buf, sizeof buf - 1);
+  return buf;
 }
 
 /* json_tensor's layout: nested arrays, the innermost dimension as one row of numbers. */

@@ -31,6 +31,9 @@ void summary_doubles(Summary *s, const char *path, const double *v, long n);
 void summary_ints(Summary *s, const char *path, const int *v, int n);
 void summary_shape(Summary *s, const char *path, const Tensor *t); /* [d0, d1, ...] */
 void summary_tensor(Summary *s, const char *path, const Tensor *t); /* nested arrays; NULL: null */
+/* A path built with printf (for array elements: summary_path("rows.%d.n", r)); the result lives
+ * in a static buffer until the next call, so pass it straight to a summary_ function. */
+const char *summary_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write dir/summary.json, print "wrote PATH" and free s; exits with a clear error when the
  * file cannot be written. */
 void summary_write(Summary *s, const char *dir);
