@@ -72,7 +72,7 @@ static Node *at(Summary *s, const char *path) {
   Node *x = &s->root;
   const char *seg = path;
   for (;;) {
-    const char *dot = strchr(seg, '.');
+    const char *dot = strchr(seg, '/');
     size_t len = dot ? (size_t)(dot - seg) : strlen(seg);
     if (len == 0) die("summary: empty segment in path '%s'", path);
     const bool index = is_index(seg, len);

@@ -1,8 +1,8 @@
 /* summary.h — what a lab records in OUT/summary.json, one call per value.
  *
  *   Summary *S = summary_new("lab04", args.seed);       // {"lab": "lab04", "seed": 42, ...}
- *   summary_shape(S, "book_check.output_shape", out);   // nested objects by dotted path
- *   summary_str(S, "complexity_table.0.architecture", "CNN"); // a number segment: an array index
+ *   summary_shape(S, "book_check/output_shape", out);   // nested objects, '/' between keys
+ *   summary_str(S, "complexity_table/0/architecture", "CNN"); // a number: an array index
  *   summary_write(S, args.out);                          // writes and frees
  *
  * A value is copied when it is recorded (a tensor through a host copy), so a chapter records it
@@ -31,7 +31,7 @@ void summary_doubles(Summary *s, const char *path, const double *v, long n);
 void summary_ints(Summary *s, const char *path, const int *v, int n);
 void summary_shape(Summary *s, const char *path, const Tensor *t); /* [d0, d1, ...] */
 void summary_tensor(Summary *s, const char *path, const Tensor *t); /* nested arrays; NULL: null */
-/* A path built with printf (for array elements: summary_path("rows.%d.n", r)); the result lives
+/* A path built with printf (for array elements: summary_path("rows/%d/n", r)); the result lives
  * in a static buffer until the next call, so pass it straight to a summary_ function. */
 const char *summary_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write dir/summary.json, print "wrote PATH" and free s; exits with a clear error when the

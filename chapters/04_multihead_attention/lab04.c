@@ -300,22 +300,22 @@ and get no weight in any head — the valid lengths were repeated for every head
 these differences into useful specializations; lab 06 draws the heads of a trained Transformer.
   */
   {
-    summary_int(S, "book_check.num_hiddens", num_hiddens);
-    summary_int(S, "book_check.num_heads", num_heads);
-    summary_ints(S, "book_check.valid_lens", (const int[]){3, 2}, 2);
-    summary_ints(S, "book_check.output_shape", out_shape, 3);
-    summary_ints(S, "book_check.attention_weights_shape", w_shape, 3);
-    summary_int(S, "book_check.parameters", paramset_count(&ps));
+    summary_int(S, "book_check/num_hiddens", num_hiddens);
+    summary_int(S, "book_check/num_heads", num_heads);
+    summary_ints(S, "book_check/valid_lens", (const int[]){3, 2}, 2);
+    summary_ints(S, "book_check/output_shape", out_shape, 3);
+    summary_ints(S, "book_check/attention_weights_shape", w_shape, 3);
+    summary_int(S, "book_check/parameters", paramset_count(&ps));
     summary_num(S, "max_abs_diff_parallel_vs_loop", loop_diff);
-    summary_str(S, "timing_ms.config",
+    summary_str(S, "timing_ms/config",
                 "batch 32, 20 queries/keys, 256 hiddens, 8 heads, forward only");
-    summary_num(S, "timing_ms.parallel", t_parallel_ms);
-    summary_num(S, "timing_ms.loop_over_heads", t_loop_ms);
-    summary_int(S, "heads_demo.num_heads", demo_heads);
-    summary_int(S, "heads_demo.num_hiddens", dh);
-    summary_ints(S, "heads_demo.valid_lens", (const int[]){8, 5}, 2);
-    summary_ints(S, "heads_demo.weights_shape", (const int[]){2 * demo_heads, dq, dk}, 3);
-    summary_floats(S, "heads_demo.weights", demo_w, 2L * demo_heads * dq * dk);
+    summary_num(S, "timing_ms/parallel", t_parallel_ms);
+    summary_num(S, "timing_ms/loop_over_heads", t_loop_ms);
+    summary_int(S, "heads_demo/num_heads", demo_heads);
+    summary_int(S, "heads_demo/num_hiddens", dh);
+    summary_ints(S, "heads_demo/valid_lens", (const int[]){8, 5}, 2);
+    summary_ints(S, "heads_demo/weights_shape", (const int[]){2 * demo_heads, dq, dk}, 3);
+    summary_floats(S, "heads_demo/weights", demo_w, 2L * demo_heads * dq * dk);
     summary_write(S, args.out);
   }
 

@@ -303,29 +303,29 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
                                  "maximum_path_length"};
     for (int r = 0; r < 3; r++)
       for (int c = 0; c < 4; c++)
-        summary_str(S, summary_path("complexity_table.%d.%s", r, table_keys[c]), table[r][c]);
-    summary_int(S, "complexity_example.d", d_ex);
-    summary_int(S, "complexity_example.k", k_ex);
+        summary_str(S, summary_path("complexity_table/%d/%s", r, table_keys[c]), table[r][c]);
+    summary_int(S, "complexity_example/d", d_ex);
+    summary_int(S, "complexity_example/k", k_ex);
     const char *madds[3] = {"cnn_madds", "rnn_madds", "self_attention_madds"};
     const char *paths[4] = {"cnn_path", "dilated_cnn_path", "rnn_path", "self_attention_path"};
     for (int r = 0; r < 4; r++) {
-      summary_int(S, summary_path("complexity_example.rows.%d.n", r), ns[r]);
+      summary_int(S, summary_path("complexity_example/rows/%d/n", r), ns[r]);
       for (int c = 0; c < 3; c++)
-        summary_num(S, summary_path("complexity_example.rows.%d.%s", r, madds[c]), cost[r][c]);
+        summary_num(S, summary_path("complexity_example/rows/%d/%s", r, madds[c]), cost[r][c]);
       for (int c = 0; c < 4; c++)
-        summary_int(S, summary_path("complexity_example.rows.%d.%s", r, paths[c]), hops[r][c]);
+        summary_int(S, summary_path("complexity_example/rows/%d/%s", r, paths[c]), hops[r][c]);
     }
     summary_int(S, "encoding_dim", d);
     summary_int(S, "num_steps", steps);
     for (int c = 0; c < 4; c++) /* column-major: 4 columns of num_steps values */
-      summary_floats(S, summary_path("P_cols_6_9.%d", c), cols + c * steps, steps);
-    for (int i = 0; i < 8; i++) summary_str(S, summary_path("binary.%d", i), binary[i]);
-    summary_int(S, "rotation.delta", delta);
-    summary_num(S, "rotation.max_error_first_60", err_detail);
-    summary_num(S, "rotation.max_error_whole_table", err_table);
-    summary_doubles(S, "rotation.max_error_first_60_by_delta_1_20", errs, 20);
-    summary_num(S, "rotation.max_error_first_60_all_deltas", err_all_60);
-    summary_num(S, "rotation.dot_product_max_deviation", dot_err);
+      summary_floats(S, summary_path("P_cols_6_9/%d", c), cols + c * steps, steps);
+    for (int i = 0; i < 8; i++) summary_str(S, summary_path("binary/%d", i), binary[i]);
+    summary_int(S, "rotation/delta", delta);
+    summary_num(S, "rotation/max_error_first_60", err_detail);
+    summary_num(S, "rotation/max_error_whole_table", err_table);
+    summary_doubles(S, "rotation/max_error_first_60_by_delta_1_20", errs, 20);
+    summary_num(S, "rotation/max_error_first_60_all_deltas", err_all_60);
+    summary_num(S, "rotation/dot_product_max_deviation", dot_err);
     summary_write(S, args.out);
   }
 
