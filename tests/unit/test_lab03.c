@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../common/seq2seq.h"
@@ -366,9 +367,13 @@ TEST(lab03_train_and_predict_smoke) {
     CHECK(p.attn[s * p.attn_len + 3] == 0); /* beyond the valid length */
   }
   seq2seq_prediction_free(&p);
-  char *path = tmp_path("summary.json");
+  char *dir = tmp_path("summary"), path[300];
+  CHECK(mkdir(dir, 0700) == 0);
+  snprintf(path, sizeof path, "%s/summary.json", dir);
   Seq2SeqTranslation tr = {"fire !", "au feu !", "au feu !", 1.0};
-  CHECK_INT(seq2seq_write_summary(path, "d2l-0.17", d, &r, &tr, 1, NAN, NULL, NULL), 0);
+  Summary *S = summary_new("lab03", 1);
+  seq2seq_summary_record(S, "d2l-0.17", d, &r, &tr, 1, NAN);
+  summary_write(S, dir);
   FILE *f = fopen(path, "r");
   char buf[8192] = {0};
   if (f) {
@@ -382,6 +387,7 @@ TEST(lab03_train_and_predict_smoke) {
                         "\"heldout_bleu4\": null"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) CHECK_STR_CONTAINS(buf, keys[i]);
   remove(path);
+  rmdir(dir);
   seq2seq_train_result_free(&r);
   BahdanauNet_free(&n);
   nmt_data_free(d);
