@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../grade.h"
-#include "../sine_fill.h"
+#include "../../sine_fill.h"
 #include "../../../common/rng.h"
 #include "lab02/lab02.h"
 

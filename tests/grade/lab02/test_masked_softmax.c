@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../grade.h"
-#include "../sine_fill.h"
+#include "../../sine_fill.h"
 #include "lab02/lab02.h"
 
 enum { B = 2, Q = 3, K = 5 };

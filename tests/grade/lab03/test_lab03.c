@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../grade.h"
-#include "../sine_fill.h"
+#include "../../sine_fill.h"
 #include "lab03/lab03.h"
 
 static double sg(double x) { return 1.0 / (1.0 + exp(-x)); }

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../grade.h"
-#include "../sine_fill.h"
+#include "../../sine_fill.h"
 #include "lab04/lab04.h"
 
 /* X (B, n, H*d) filled with 100 b + 10 i + c / 10: every entry tells where it came from. */

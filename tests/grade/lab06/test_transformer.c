@@ -6,7 +6,7 @@
 
 #include "../../../chapters/06_transformer/transformer.h"
 #include "../grade.h"
-#include "../sine_fill.h"
+#include "../../sine_fill.h"
 
 GRADED_TEST(lab06_ffn, 3, "6.1 PositionWiseFFN: dense2(relu(dense1(X))) at every position") {
   ParamSet ps = {0};

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../grade.h"
-#include "../sine_fill.h"
+#include "../../sine_fill.h"
 #include "../../../chapters/07_vit/vit.h"
 
 /* ---------------------------------------------------------------- 7.1 */
