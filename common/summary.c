@@ -10,7 +10,9 @@
 #include "json.h"
 #include "util.h"
 
-typedef enum { N_OBJ, N_ARR, N_STR, N_NUM, N_INT, N_BOOL, N_NULL, N_FLOATS, N_DOUBLES, N_TENSOR } Kind;
+typedef enum {
+  N_OBJ, N_ARR, N_STR, N_NUM, N_INT, N_BOOL, N_NULL, N_FLOATS, N_DOUBLES, N_TENSOR
+} Kind;
 
 typedef struct Node {
   char *key; /* member name; NULL for an array element */

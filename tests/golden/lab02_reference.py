@@ -3,10 +3,10 @@
 
 Takes the book's masked_softmax, AdditiveAttention and DotProductAttention (d2l, "Attention
 Scoring Functions", PyTorch edition; written once in golden_common.py) and runs them on fixed
-inputs with fixed layer weights, in eval mode (no dropout). For every case it records the inputs, the outputs, the
-attention weights and the gradients of  loss = sum(output * R)  for a fixed R, and writes them
-as C arrays to tests/golden/lab02_reference.h (read by tests/unit/test_lab02.c and the graded
-tests in tests/grade/lab02/).
+inputs with fixed layer weights, in eval mode (no dropout). For every case it records the
+inputs, the outputs, the attention weights and the gradients of  loss = sum(output * R)  for a
+fixed R, and writes them as C arrays to tests/golden/lab02_reference.h (read by
+tests/unit/test_lab02.c and the graded tests in tests/grade/lab02/).
 
 Layout notes for the C side:
   * torch.nn.Linear keeps its weight as (out, in); common/nn.h's Linear keeps W as (in, out).

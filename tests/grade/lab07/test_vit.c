@@ -121,7 +121,8 @@ GRADED_TEST(lab07_vit_block, 4,
   ViTBlock_init(&blk, &ps, "blk", HID, MLPH, HEADS, 0.0f, false);
   for (int j = 0; j < ps.n; j++) sine_fill_tensor(ps.items[j], 0.3 + 0.11 * j, 0.2 * j, 0.6);
   for (int j = 0; j < HID; j++) blk.ln1.gamma->data[j] += 1.0f, blk.ln2.gamma->data[j] += 1.0f;
-  Tensor *X = sine_tensor(3, (const int[]){B, N, HID}, 0.43, 0.1, 1.5); /* (batch, steps, hiddens) */
+  /* (batch, steps, hiddens) */
+  Tensor *X = sine_tensor(3, (const int[]){B, N, HID}, 0.43, 0.1, 1.5);
   X->requires_grad = true;
   Tensor *Y = ViTBlock_forward(&blk, X, NULL, false);
   EXPECT_NOT_NULL(Y, "ViTBlock_forward");
