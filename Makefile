@@ -97,7 +97,9 @@ LIBEX := $(VOBJ)/libex.a
 LIBCHAP := $(VOBJ)/libchap.a
 # The variant a lab binary at the root was linked with; a change forces a relink.
 VARIANT_STAMP := $(B)/variant-$(VARIANT).stamp
-LINK_LIBS = -Wl,--start-group $(LIBCHAP) $(LIBEX) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+# One direction only, so any linker resolves it in this order: chapter code calls the exercises
+# (labs/ or solutions/), both call common/; exercises never call chapter code.
+LINK_LIBS = $(LIBCHAP) $(LIBEX) $(LIBCOMMON) $(LDLIBS)
 
 DEPFLAGS = -MMD -MP
 
@@ -162,7 +164,7 @@ unit: $(VOBJ)/test_unit
 asan-unit: $(ASAN)/test_unit
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/test_unit $(T)
 
-# make test: every suite, one final "N passed, N failed" line (tests/run_all.sh)
+# make test: every suite, one final "N passed, N failed, N skipped" line (tests/run_all.sh)
 test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build
 	@bash tests/run_all.sh
 
@@ -197,7 +199,7 @@ clean:
 help:
 	@echo "attention-lab — make targets"
 	@echo "  make labNN && ./labNN   build and run a lab ($(LABS))"
-	@echo "  make test               every test suite; last line 'N passed, N failed'"
+	@echo "  make test               every test suite; last line 'N passed, N failed, N skipped'"
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,22 +16,9 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-/* Write "path: message" into err as one line (control characters from file names become '?'). */
-__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, const char *path,
-                                                      const char *fmt, ...) {
-  if (!err || errlen == 0) return -1;
-  int k = snprintf(err, errlen, "%s: ", path ? path : "(null)");
-  if (k < 0) k = 0;
-  if ((size_t)k < errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
-    va_end(ap);
-  }
-  for (char *p = err; *p; p++)
-    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
-  return -1;
-}
+/* fail() (util.h) with the file the error is about first: "path: message". */
+#define fail_file(err, errlen, path, fmt, ...) \
+  fail((err), (errlen), "%s: " fmt, (path) ? (path) : "(null)", ##__VA_ARGS__)
 
 static uint16_t rd16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 static uint32_t rd32(const unsigned char *p) {
@@ -132,7 +118,7 @@ static int zip_extract(const char *path, const char *member, const unsigned char
                        size_t csize, size_t usize, int method, unsigned char **out, char *err,
                        size_t errlen) {
   unsigned char *buf = malloc(usize + 1);
-  if (!buf) return fail(err, errlen, path, "out of memory for member '%s' (%zu bytes)", member, usize);
+  if (!buf) return fail_file(err, errlen, path, "out of memory for member '%s' (%zu bytes)", member, usize);
   if (method == 0) {
     memcpy(buf, comp, usize);
   } else {
@@ -140,7 +126,7 @@ static int zip_extract(const char *path, const char *member, const unsigned char
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, -15) != Z_OK) {
       free(buf);
-      return fail(err, errlen, path, "zlib inflateInit2 failed");
+      return fail_file(err, errlen, path, "zlib inflateInit2 failed");
     }
     size_t in_left = csize, out_left = usize;
     zs.next_in = (Bytef *)comp;
@@ -168,22 +154,22 @@ static int zip_extract(const char *path, const char *member, const unsigned char
     inflateEnd(&zs);
     if (rc == 1000) {
       free(buf);
-      return fail(err, errlen, path,
+      return fail_file(err, errlen, path,
                   "member '%s' inflates to more than its recorded size %zu bytes (corrupt archive)",
                   member, usize);
     }
     if (rc != Z_STREAM_END) {
       free(buf);
       if (rc == Z_BUF_ERROR)
-        return fail(err, errlen, path,
+        return fail_file(err, errlen, path,
                     "member '%s': compressed data ends early (truncated or corrupt archive)",
                     member);
-      return fail(err, errlen, path, "member '%s': corrupt deflate data (%s)", member,
+      return fail_file(err, errlen, path, "member '%s': corrupt deflate data (%s)", member,
                   zmsg ? zmsg : "zlib error");
     }
     if (produced != usize) {
       free(buf);
-      return fail(err, errlen, path,
+      return fail_file(err, errlen, path,
                   "member '%s' inflates to %zu bytes but the directory says %zu (corrupt archive)",
                   member, produced, usize);
     }
@@ -197,24 +183,24 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
                     char *err, size_t errlen) {
   if (out) *out = NULL;
   if (len) *len = 0;
-  if (!path || !member || !out || !len) return fail(err, errlen, path, "zip_read_member: NULL argument");
+  if (!path || !member || !out || !len) return fail_file(err, errlen, path, "zip_read_member: NULL argument");
   FILE *f = fopen(path, "rb");
-  if (!f) return fail(err, errlen, path, "cannot open: %s", strerror(errno));
+  if (!f) return fail_file(err, errlen, path, "cannot open: %s", strerror(errno));
   int rc = -1;
   unsigned char *tail = NULL, *cdir = NULL, *comp = NULL;
   struct stat st;
   if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fail(err, errlen, path, "not a regular file");
+    fail_file(err, errlen, path, "not a regular file");
     goto done;
   }
   uint64_t fsize = (uint64_t)st.st_size;
   unsigned char sig[4];
   if (fsize < 4 || read_at(f, 0, sig, 4) != 0) {
-    fail(err, errlen, path, "not a zip archive (only %llu bytes)", (unsigned long long)fsize);
+    fail_file(err, errlen, path, "not a zip archive (only %llu bytes)", (unsigned long long)fsize);
     goto done;
   }
   if (rd32(sig) != ZIP_LOCAL_SIG && rd32(sig) != ZIP_EOCD_SIG) {
-    fail(err, errlen, path, "not a zip archive (no 'PK' signature at the start)");
+    fail_file(err, errlen, path, "not a zip archive (no 'PK' signature at the start)");
     goto done;
   }
 
@@ -224,7 +210,7 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   uint64_t tail_off = fsize - tail_len;
   tail = malloc(tail_len);
   if (!tail || read_at(f, tail_off, tail, tail_len) != 0) {
-    fail(err, errlen, path, "cannot read the end of the archive");
+    fail_file(err, errlen, path, "cannot read the end of the archive");
     goto done;
   }
   long eocd = -1;
@@ -240,7 +226,7 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
     break;
   }
   if (eocd < 0) {
-    fail(err, errlen, path,
+    fail_file(err, errlen, path, "%s",
          comment_cut ? "truncated zip archive (the archive comment is cut short)"
                      : "truncated or damaged zip archive: no end-of-central-directory record");
     goto done;
@@ -251,15 +237,15 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   uint32_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
   uint64_t eocd_pos = tail_off + (uint64_t)eocd;
   if (n_total == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) {
-    fail(err, errlen, path, "Zip64 archives are not supported (re-zip without Zip64)");
+    fail_file(err, errlen, path, "Zip64 archives are not supported (re-zip without Zip64)");
     goto done;
   }
   if (disk != 0 || cd_disk != 0 || n_disk != n_total) {
-    fail(err, errlen, path, "multi-part (spanned) zip archives are not supported");
+    fail_file(err, errlen, path, "multi-part (spanned) zip archives are not supported");
     goto done;
   }
   if ((uint64_t)cd_off + cd_size > eocd_pos) {
-    fail(err, errlen, path,
+    fail_file(err, errlen, path,
          "central directory (offset %u, %u bytes) lies outside the archive (truncated or corrupt)",
          cd_off, cd_size);
     goto done;
@@ -268,7 +254,7 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   /* 2. Walk the central directory. */
   cdir = malloc(cd_size ? cd_size : 1);
   if (!cdir || read_at(f, cd_off, cdir, cd_size) != 0) {
-    fail(err, errlen, path, "cannot read the central directory");
+    fail_file(err, errlen, path, "cannot read the central directory");
     goto done;
   }
   size_t mlen = strlen(member);
@@ -278,14 +264,14 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   const unsigned char *hit = NULL;
   for (unsigned i = 0; i < n_total; i++) {
     if (pos + ZIP_CDIR_LEN > cd_size || rd32(cdir + pos) != ZIP_CDIR_SIG) {
-      fail(err, errlen, path, "corrupt central directory (entry %u of %u is damaged)", i + 1,
+      fail_file(err, errlen, path, "corrupt central directory (entry %u of %u is damaged)", i + 1,
            (unsigned)n_total);
       goto done;
     }
     const unsigned char *c = cdir + pos;
     size_t nlen = rd16(c + 28), xlen = rd16(c + 30), klen = rd16(c + 32);
     if (pos + ZIP_CDIR_LEN + nlen + xlen + klen > cd_size) {
-      fail(err, errlen, path, "corrupt central directory (entry %u runs past its end)", i + 1);
+      fail_file(err, errlen, path, "corrupt central directory (entry %u runs past its end)", i + 1);
       goto done;
     }
     const unsigned char *name = c + ZIP_CDIR_LEN;
@@ -299,7 +285,7 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
     pos += ZIP_CDIR_LEN + nlen + xlen + klen;
   }
   if (!hit) {
-    fail(err, errlen, path, "no member '%s' in the archive (members: %s)", member,
+    fail_file(err, errlen, path, "no member '%s' in the archive (members: %s)", member,
          nlisted ? names : "none");
     goto done;
   }
@@ -309,48 +295,48 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   uint32_t crc_want = rd32(hit + 16), csize = rd32(hit + 20), usize = rd32(hit + 24);
   uint32_t loc_off = rd32(hit + 42);
   if (flags & 0x1) {
-    fail(err, errlen, path, "member '%s' is encrypted; encrypted archives are not supported",
+    fail_file(err, errlen, path, "member '%s' is encrypted; encrypted archives are not supported",
          member);
     goto done;
   }
   if (method != 0 && method != 8) {
-    fail(err, errlen, path,
+    fail_file(err, errlen, path,
          "member '%s' uses compression method %u; only stored (0) and deflated (8) are supported",
          member, (unsigned)method);
     goto done;
   }
   if (csize == 0xFFFFFFFFu || usize == 0xFFFFFFFFu || loc_off == 0xFFFFFFFFu) {
-    fail(err, errlen, path, "member '%s' needs Zip64, which is not supported", member);
+    fail_file(err, errlen, path, "member '%s' needs Zip64, which is not supported", member);
     goto done;
   }
   if (method == 0 && csize != usize) {
-    fail(err, errlen, path, "member '%s' is stored but its sizes differ (%u vs %u): corrupt",
+    fail_file(err, errlen, path, "member '%s' is stored but its sizes differ (%u vs %u): corrupt",
          member, csize, usize);
     goto done;
   }
   /* deflate expands at most ~1032:1; a larger claim is a corrupt (or hostile) header */
   if (method == 8 && (uint64_t)usize > (uint64_t)csize * 1032u + 1024u) {
-    fail(err, errlen, path, "member '%s' claims %u bytes from %u compressed: corrupt header",
+    fail_file(err, errlen, path, "member '%s' claims %u bytes from %u compressed: corrupt header",
          member, usize, csize);
     goto done;
   }
   unsigned char lh[ZIP_LOCAL_LEN];
   if ((uint64_t)loc_off + ZIP_LOCAL_LEN > cd_off || read_at(f, loc_off, lh, sizeof lh) != 0 ||
       rd32(lh) != ZIP_LOCAL_SIG) {
-    fail(err, errlen, path, "member '%s': local header at offset %u is missing or damaged",
+    fail_file(err, errlen, path, "member '%s': local header at offset %u is missing or damaged",
          member, loc_off);
     goto done;
   }
   uint64_t data_off = (uint64_t)loc_off + ZIP_LOCAL_LEN + rd16(lh + 26) + rd16(lh + 28);
   if (data_off + csize > cd_off) {
-    fail(err, errlen, path,
+    fail_file(err, errlen, path,
          "member '%s': data (offset %llu, %u bytes) runs past the archive contents (truncated?)",
          member, (unsigned long long)data_off, csize);
     goto done;
   }
   comp = malloc(csize ? csize : 1);
   if (!comp || read_at(f, data_off, comp, csize) != 0) {
-    fail(err, errlen, path, "member '%s': cannot read %u bytes of data", member, csize);
+    fail_file(err, errlen, path, "member '%s': cannot read %u bytes of data", member, csize);
     goto done;
   }
   unsigned char *buf = NULL;
@@ -358,7 +344,7 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   uint32_t crc_got = crc32_update(0, buf, usize);
   if (crc_got != crc_want) {
     free(buf);
-    fail(err, errlen, path, "member '%s': CRC-32 mismatch (%08x, expected %08x): corrupt data",
+    fail_file(err, errlen, path, "member '%s': CRC-32 mismatch (%08x, expected %08x): corrupt data",
          member, crc_got, crc_want);
     goto done;
   }
@@ -387,18 +373,18 @@ static void gz_msg(gzFile g, const char *path, char *msg, size_t n) {
 int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, size_t errlen) {
   if (out) *out = NULL;
   if (len) *len = 0;
-  if (!path || !out || !len) return fail(err, errlen, path, "gz_read_all: NULL argument");
+  if (!path || !out || !len) return fail_file(err, errlen, path, "gz_read_all: NULL argument");
   struct stat st;
-  if (stat(path, &st) != 0) return fail(err, errlen, path, "cannot open: %s", strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(err, errlen, path, "not a regular file");
+  if (stat(path, &st) != 0) return fail_file(err, errlen, path, "cannot open: %s", strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail_file(err, errlen, path, "not a regular file");
   gzFile g = gzopen(path, "rb");
-  if (!g) return fail(err, errlen, path, "cannot open: %s", strerror(errno));
+  if (!g) return fail_file(err, errlen, path, "cannot open: %s", strerror(errno));
   gzbuffer(g, 1 << 17);
   size_t cap = 1 << 16, n = 0;
   unsigned char *buf = malloc(cap + 1);
   if (!buf) {
     gzclose_r(g);
-    return fail(err, errlen, path, "out of memory");
+    return fail_file(err, errlen, path, "out of memory");
   }
   for (;;) {
     if (cap - n < (1 << 16)) {
@@ -407,7 +393,7 @@ int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, s
       if (!nb) {
         free(buf);
         gzclose_r(g);
-        return fail(err, errlen, path, "out of memory (%zu bytes read so far)", n);
+        return fail_file(err, errlen, path, "out of memory (%zu bytes read so far)", n);
       }
       buf = nb;
       cap = ncap;
@@ -419,7 +405,7 @@ int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, s
       gz_msg(g, path, msg, sizeof msg);
       free(buf);
       gzclose_r(g);
-      return fail(err, errlen, path, "corrupt gzip data (%s)", msg);
+      return fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
     }
     if (got == 0) break;
     n += (size_t)got;
@@ -431,11 +417,11 @@ int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, s
   int crc = gzclose_r(g);
   if (zerr == Z_BUF_ERROR || crc == Z_BUF_ERROR) {
     free(buf);
-    return fail(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
+    return fail_file(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
   }
   if (zerr != Z_OK || crc != Z_OK) {
     free(buf);
-    return fail(err, errlen, path, "gzip read error (%s)", msg);
+    return fail_file(err, errlen, path, "gzip read error (%s)", msg);
   }
   buf[n] = '\0';
   *out = buf;
@@ -448,38 +434,38 @@ int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, s
 int idx_parse(const unsigned char *buf, size_t len, int expect_ndim, int dims[3],
               const unsigned char **payload, const char *name, char *err, size_t errlen) {
   if (payload) *payload = NULL;
-  if (!buf || !dims) return fail(err, errlen, name, "idx_parse: NULL argument");
+  if (!buf || !dims) return fail_file(err, errlen, name, "idx_parse: NULL argument");
   if (expect_ndim != 1 && expect_ndim != 3)
-    return fail(err, errlen, name, "idx_parse: expect_ndim must be 1 or 3, got %d", expect_ndim);
-  if (len < 4) return fail(err, errlen, name, "not an IDX file (only %zu bytes)", len);
+    return fail_file(err, errlen, name, "idx_parse: expect_ndim must be 1 or 3, got %d", expect_ndim);
+  if (len < 4) return fail_file(err, errlen, name, "not an IDX file (only %zu bytes)", len);
   uint32_t magic = rd32be(buf);
   if (magic != 0x00000801u && magic != 0x00000803u)
-    return fail(err, errlen, name,
+    return fail_file(err, errlen, name,
                 "not an IDX file: magic 0x%08x (expected 0x00000801 or 0x00000803)", magic);
   int ndim = (int)(magic & 0xff);
   if (ndim != expect_ndim)
-    return fail(err, errlen, name, "IDX magic 0x%08x means %d dims, expected %d (%s file?)", magic,
+    return fail_file(err, errlen, name, "IDX magic 0x%08x means %d dims, expected %d (%s file?)", magic,
                 ndim, expect_ndim, ndim == 1 ? "a labels" : "an images");
   size_t header = 4 + 4 * (size_t)ndim;
   if (len < header)
-    return fail(err, errlen, name, "truncated IDX header (%zu bytes, need %zu)", len, header);
+    return fail_file(err, errlen, name, "truncated IDX header (%zu bytes, need %zu)", len, header);
   uint64_t count = 1;
   for (int i = 0; i < 3; i++) dims[i] = 0;
   for (int i = 0; i < ndim; i++) {
     uint32_t d = rd32be(buf + 4 + 4 * i);
     if (d == 0 || d > (uint32_t)INT_MAX)
-      return fail(err, errlen, name, "IDX dimension %d is %u (must be 1..%d)", i, d, INT_MAX);
+      return fail_file(err, errlen, name, "IDX dimension %d is %u (must be 1..%d)", i, d, INT_MAX);
     dims[i] = (int)d;
     count *= d;
     if (count > ((uint64_t)1 << 40))
-      return fail(err, errlen, name, "IDX dimensions are absurdly large (corrupt header)");
+      return fail_file(err, errlen, name, "IDX dimensions are absurdly large (corrupt header)");
   }
   uint64_t have = len - header;
   if (have < count)
-    return fail(err, errlen, name, "truncated IDX data: %llu bytes, the header says %llu",
+    return fail_file(err, errlen, name, "truncated IDX data: %llu bytes, the header says %llu",
                 (unsigned long long)have, (unsigned long long)count);
   if (have > count)
-    return fail(err, errlen, name, "IDX size mismatch: %llu bytes of data, the header says %llu",
+    return fail_file(err, errlen, name, "IDX size mismatch: %llu bytes of data, the header says %llu",
                 (unsigned long long)have, (unsigned long long)count);
   if (payload) *payload = buf + header;
   return 0;

@@ -2,7 +2,6 @@
 #include "fashion_mnist.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +12,6 @@
 const char *const fashion_mnist_text_labels[10] = {"t-shirt", "trouser", "pullover", "dress",
                                                    "coat",    "sandal",  "shirt",    "sneaker",
                                                    "bag",     "ankle boot"};
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
-                                                      ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 int fashion_mnist_read(FashionMNIST *d, const char *images_path, const char *labels_path,
                        char *err, size_t errlen) {

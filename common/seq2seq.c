@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,17 +13,6 @@
 #include "data.h"
 #include "plot.h"
 #include "util.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 /* ================================================================ loss */
 
@@ -294,13 +282,10 @@ void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_
   printf(")\nheld-out corpus BLEU-2: %.3f\n", h->bleu2);
 }
 
-void seq2seq_heldout_json(JsonW *w, const Seq2SeqHeldout *h) {
-  json_kv_int(w, "heldout_pairs", h->pairs);
-  json_kv_num(w, "heldout_bleu2", h->bleu2);
-  if (h->pairs > 0) {
-    json_key(w, "heldout_ngram_precisions");
-    json_doubles(w, h->precisions, 4);
-  }
+void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h) {
+  summary_int(S, "heldout_pairs", h->pairs);
+  summary_num(S, "heldout_bleu2", h->bleu2);
+  if (h->pairs > 0) summary_doubles(S, "heldout_ngram_precisions", h->precisions, 4);
 }
 
 /* ================================================================ checkpoints */
@@ -500,38 +485,27 @@ out:
 
 /* ================================================================ summary.json */
 
-int seq2seq_write_summary(const char *path, const char *preset, const NmtData *d,
-                          const Seq2SeqTrainResult *r, const Seq2SeqTranslation *tr, int ntr,
-                          double heldout_bleu4, void (*extra)(JsonW *w, void *ctx), void *ctx) {
-  JsonW *w = json_open(path);
-  if (!w) return -1;
-  json_obj_begin(w);
-  json_kv_str(w, "preset", preset ? preset : "d2l-0.17");
-  json_kv_int(w, "src_vocab_size", d->src_vocab->size);
-  json_kv_int(w, "tgt_vocab_size", d->tgt_vocab->size);
-  json_kv_int(w, "num_pairs", d->n);
-  json_kv_int(w, "epochs", r ? r->epochs : 0);
-  json_key(w, "epoch_losses");
-  json_doubles(w, r ? r->epoch_losses : NULL, r ? r->epochs : 0);
-  json_kv_num(w, "final_loss", r && r->epochs ? r->final_loss : NAN);
-  json_kv_num(w, "tokens_per_sec", r ? r->tokens_per_sec : NAN);
-  json_kv_int(w, "peak_rss_kb", peak_rss_kb());
-  json_key(w, "translations");
-  json_arr_begin(w);
+void seq2seq_summary_record(Summary *S, const char *preset, const NmtData *d,
+                            const Seq2SeqTrainResult *r, const Seq2SeqTranslation *tr, int ntr,
+                            double heldout_bleu4) {
+  summary_str(S, "preset", preset ? preset : "d2l-0.17");
+  summary_int(S, "src_vocab_size", d->src_vocab->size);
+  summary_int(S, "tgt_vocab_size", d->tgt_vocab->size);
+  summary_int(S, "num_pairs", d->n);
+  summary_int(S, "epochs", r ? r->epochs : 0);
+  summary_doubles(S, "epoch_losses", r ? r->epoch_losses : NULL, r ? r->epochs : 0);
+  summary_num(S, "final_loss", r && r->epochs ? r->final_loss : NAN);
+  summary_num(S, "tokens_per_sec", r ? r->tokens_per_sec : NAN);
+  summary_int(S, "peak_rss_kb", peak_rss_kb());
   double sum = 0;
   for (int i = 0; i < ntr; i++) {
-    json_obj_begin(w);
-    json_kv_str(w, "src", tr[i].src);
-    json_kv_str(w, "pred", tr[i].pred);
-    json_kv_str(w, "ref", tr[i].ref);
-    json_kv_num(w, "bleu", tr[i].bleu);
-    json_obj_end(w);
+    summary_str(S, summary_path("translations/%d/src", i), tr[i].src);
+    summary_str(S, summary_path("translations/%d/pred", i), tr[i].pred);
+    summary_str(S, summary_path("translations/%d/ref", i), tr[i].ref);
+    summary_num(S, summary_path("translations/%d/bleu", i), tr[i].bleu);
     sum += tr[i].bleu;
   }
-  json_arr_end(w);
-  json_kv_num(w, "mean_bleu", ntr ? sum / ntr : NAN);
-  json_kv_num(w, "heldout_bleu4", heldout_bleu4);
-  if (extra) extra(w, ctx);
-  json_obj_end(w);
-  return json_close(w) == 0 ? 0 : -1;
+  if (ntr == 0) summary_ints(S, "translations", NULL, 0); /* [] */
+  summary_num(S, "mean_bleu", ntr ? sum / ntr : NAN);
+  summary_num(S, "heldout_bleu4", heldout_bleu4);
 }

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "json.h"
+#include "summary.h"
 #include "nn.h"
 #include "text.h"
 
@@ -123,8 +123,8 @@ typedef struct Seq2SeqHeldout {
  * or, on a data error, "held-out BLEU: not computed (why)" with *h left unmeasured. */
 void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_dir, int count,
                             Seq2SeqHeldout *h);
-/* heldout_pairs, heldout_bleu2 and (when measured) heldout_ngram_precisions. */
-void seq2seq_heldout_json(JsonW *w, const Seq2SeqHeldout *h);
+/* Record heldout_pairs, heldout_bleu2 and (when measured) heldout_ngram_precisions. */
+void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h);
 
 /* ---------------------------------------------------------------- checkpoints */
 
@@ -148,12 +148,11 @@ typedef struct Seq2SeqTranslation {
   double bleu;           /* bleu(pred, ref, k=2) as the book prints it */
 } Seq2SeqTranslation;
 
-/* Write OUT/summary.json with the keys both seq2seq labs share: preset, src_vocab_size,
+/* Record the summary.json keys both seq2seq labs share: preset, src_vocab_size,
  * tgt_vocab_size, num_pairs, epochs, epoch_losses, final_loss, tokens_per_sec, peak_rss_kb,
- * translations [{src, pred, ref, bleu}], mean_bleu, heldout_bleu4 (NAN -> null). extra (may be
- * NULL) adds lab-specific keys inside the same object. Returns 0, or -1 with a message. */
-int seq2seq_write_summary(const char *path, const char *preset, const NmtData *d,
-                          const Seq2SeqTrainResult *r, const Seq2SeqTranslation *tr, int ntr,
-                          double heldout_bleu4, void (*extra)(JsonW *w, void *ctx), void *ctx);
+ * translations [{src, pred, ref, bleu}], mean_bleu, heldout_bleu4 (NAN -> null). */
+void seq2seq_summary_record(Summary *S, const char *preset, const NmtData *d,
+                            const Seq2SeqTrainResult *r, const Seq2SeqTranslation *tr, int ntr,
+                            double heldout_bleu4);
 
 #endif

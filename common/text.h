@@ -16,7 +16,8 @@
  * Y (batch, num_steps) target ids ending in '<eos>' (no '<bos>'), Y_valid_len (batch); the
  * decoder input is '<bos>' followed by Y[:, :-1].
  *
- * Text is UTF-8 bytes; nothing here crashes on invalid UTF-8 (bad bytes pass through). */
+ * Text is UTF-8 bytes; nothing here crashes on invalid UTF-8 (bad bytes pass through).
+ * Implemented in three files: nmt.c (the data set), vocab.c (Vocab), bleu.c (BLEU). */
 #ifndef AL_TEXT_H
 #define AL_TEXT_H
 

@@ -22,6 +22,17 @@ _Noreturn void die(const char *fmt, ...) {
   exit(1);
 }
 
+int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || errlen == 0) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  for (char *p = err; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+  return -1;
+}
+
 void *xmalloc(size_t n) {
   void *p = malloc(n ? n : 1);
   if (!p) die("out of memory allocating %zu bytes", n);

@@ -6,6 +6,10 @@
 
 /* Print "error: <message>" to stderr and exit(1). */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The readers' error report: write the message into err (when err and errlen) as one line,
+ * control characters (from file names and file contents) turned into '?', and return -1, so
+ * that a reader can `return fail(err, errlen, "...", ...);`. */
+int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -1,11 +1,11 @@
 /* golden_io.c — the golden-file reader shared by the unit tests (see golden_io.h). */
 #include "golden_io.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sine_fill.h"
 #include "test.h"
 
 char *slurp(const char *path) {
@@ -69,11 +69,9 @@ void golden_check_(const char *file, int line, const Golden *g, const char *name
 }
 
 void golden_fill(float *v, long n, double a, double b, double scale) {
-  for (long i = 0; i < n; i++) v[i] = (float)(scale * sin(a * (double)i + b));
+  sine_fill(v, n, a, b, scale);
 }
 
 Tensor *golden_gen(int ndim, const int *shape, double a, double b, double scale) {
-  Tensor *t = tensor_new(ndim, shape);
-  golden_fill(t->data, t->size, a, b, scale);
-  return t;
+  return sine_tensor(ndim, shape, a, b, scale);
 }

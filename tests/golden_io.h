@@ -36,7 +36,8 @@ float *golden_record_(const char *file, int line, const Golden *g, const char *n
 void golden_check_(const char *file, int line, const Golden *g, const char *name,
                    const float *got, long n, double atol, double rtol);
 
-/* v[i] = scale * sin(a i + b) for i < n, in double rounded to float32: the scripts' gen(). */
+/* v[i] = scale * sin(a i + b) for i < n, in double rounded to float32: the scripts' gen()
+ * (sine_fill, tests/sine_fill.h, which the graded tests use too). */
 void golden_fill(float *v, long n, double a, double b, double scale);
 /* A new tensor of the given shape filled by golden_fill. */
 Tensor *golden_gen(int ndim, const int *shape, double a, double b, double scale);

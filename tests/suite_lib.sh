@@ -3,13 +3,14 @@
 # (It lives outside tests/suites/ because tests/run_all.sh runs every *.sh there.)
 #
 #   suite_begin NAME    cd to the repository root; zero the counters; $tmp, a fresh temporary
-#                       directory removed on exit; ok/bad lines are prefixed "NAME:"
+#                       directory removed on exit; ok/bad/skip lines are prefixed "NAME:"
 #   ok MSG / bad MSG    count one passed / failed check and print it
-#   skip MSG            count one check that could not run, and say why
+#   skip MSG            count one check that could not run, MSG saying why (never a pass)
 #   check MSG CMD...    ok when CMD (output discarded) succeeds, else bad
 #   suite_build TARGET [WHAT]  make -s TARGET; on failure print the log's tail, the summary,
 #                       and exit 1 (nothing else can be checked)
-#   suite_end           the "N passed, N failed" line run_all.sh reads; status 0 when none failed
+#   suite_end           the "N passed, N failed, N skipped" line run_all.sh reads; status 0
+#                       when none failed
 
 suite_begin() {
   suite_name=$1

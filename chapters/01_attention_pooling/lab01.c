@@ -22,7 +22,7 @@ Run it with `make lab01 && ./lab01` (flags: `./lab01 --help`). Figures go to `ou
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/nn.h"
 #include "../../common/plot.h"
 #include "../../common/rng.h"
@@ -565,44 +565,27 @@ estimator, its 50 predictions (`y_hat`), how many queries had no support and its
 parametric entry adds `w0`, the final `w` and the per-epoch losses.
   */
   {
-    char *path = out_path(&L, "summary.json");
-    JsonW *j = json_open(path);
-    if (!j) die("lab01: cannot write %s", path);
-    json_obj_begin(j);
-    json_kv_str(j, "lab", "lab01");
-    json_kv_int(j, "seed", (long)args.seed);
-    json_key(j, "data");
-    if (data_path)
-      json_str(j, data_path);
-    else
-      json_null(j);
-    json_kv_int(j, "n_train", n);
-    json_key(j, "x_train"), json_floats(j, L.x_train, n);
-    json_key(j, "y_train"), json_floats(j, L.y_train, n);
-    json_key(j, "x_test"), json_floats(j, L.x_test, N_TEST);
-    json_key(j, "y_truth"), json_floats(j, L.y_truth, N_TEST);
-    json_key(j, "estimators");
-    json_obj_begin(j);
+    Summary *S = summary_new("lab01", args.seed);
+    summary_str(S, "data", data_path); /* null: generated */
+    summary_int(S, "n_train", n);
+    summary_floats(S, "x_train", L.x_train, n);
+    summary_floats(S, "y_train", L.y_train, n);
+    summary_floats(S, "x_test", L.x_test, N_TEST);
+    summary_floats(S, "y_truth", L.y_truth, N_TEST);
     for (int p = 0; p < n_all; p++) {
-      json_key(j, all[p]->key);
-      json_obj_begin(j);
-      json_key(j, "y_hat"), json_floats(j, all[p]->y_hat, N_TEST);
-      json_kv_int(j, "unsupported", all[p]->unsupported);
-      json_kv_num(j, "mse", mse[p]);
+      const char *k = all[p]->key;
+      summary_floats(S, summary_path("estimators/%s/y_hat", k), all[p]->y_hat, N_TEST);
+      summary_int(S, summary_path("estimators/%s/unsupported", k), all[p]->unsupported);
+      summary_num(S, summary_path("estimators/%s/mse", k), mse[p]);
       if (all[p] == &par) {
-        json_kv_num(j, "w0", w0);
-        json_kv_num(j, "w", net.w->data[0]);
-        json_kv_int(j, "epochs", epochs);
-        json_kv_str(j, "loo", no_loo ? "off" : "on");
-        json_key(j, "epoch_losses"), json_floats(j, losses, epochs);
+        summary_num(S, summary_path("estimators/%s/w0", k), w0);
+        summary_num(S, summary_path("estimators/%s/w", k), net.w->data[0]);
+        summary_int(S, summary_path("estimators/%s/epochs", k), epochs);
+        summary_str(S, summary_path("estimators/%s/loo", k), no_loo ? "off" : "on");
+        summary_floats(S, summary_path("estimators/%s/epoch_losses", k), losses, epochs);
       }
-      json_obj_end(j);
     }
-    json_obj_end(j);
-    json_obj_end(j);
-    if (json_close(j) != 0) die("lab01: writing %s failed", path);
-    printf("wrote %s\n", path);
-    free(path);
+    summary_write(S, L.out);
   }
 
   paramset_free(&ps);

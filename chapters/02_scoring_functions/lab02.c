@@ -30,7 +30,7 @@ yet, then says which.
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/nn.h"
 #include "../../common/plot.h"
 #include "../../common/rng.h"
@@ -53,13 +53,7 @@ static double max_abs_diff(const Tensor *a, const Tensor *b) {
   return m;
 }
 
-/* Key + tensor into summary.json. */
-static void json_kt(JsonW *j, const char *key, const Tensor *t) {
-  json_key(j, key);
-  json_tensor(j, t);
-}
-
-static void cost_table(JsonW *j);
+static void cost_table(Summary *S);
 
 int main(int argc, char **argv) {
   LabArgs args;
@@ -80,12 +74,7 @@ int main(int argc, char **argv) {
   /* Nothing in this lab is trained: record no tape (like torch.no_grad()). */
   ag_set_grad_enabled(false);
 
-  char *summary_path = path_join(args.out, "summary.json");
-  JsonW *j = json_open(summary_path);
-  if (!j) die("lab02: cannot write %s", summary_path);
-  json_obj_begin(j);
-  json_kv_str(j, "lab", "lab02");
-  json_kv_int(j, "seed", (long)args.seed);
+  Summary *S = summary_new("lab02", args.seed); /* summary.json, written at the end */
 
   /***
 ## From the Gaussian Kernel to Dot Products
@@ -140,15 +129,15 @@ example, shared by all its queries, or a matrix with one length per query. First
 of two queries over four keys, with valid lengths $2$ and $3$ — random scores, so the weights
 are uneven but always zero beyond the valid length:
   */
-  json_key(j, "masked_softmax");
-  json_obj_begin(j);
   {
     Tensor *X = tensor_rand(3, (int[]){2, 2, 4}, 0.0f, 1.0f);          /* (2, 2, 4) */
     Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){2, 3});  /* (2) */
     Tensor *w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo"); /* (2, 2, 4) */
     printf("masked_softmax(X (2, 2, 4), valid_lens [2, 3]):\n");
     tensor_print(w, NULL);
-    json_kt(j, "X_1d", X), json_kt(j, "valid_lens_1d", valid_lens), json_kt(j, "weights_1d", w);
+    summary_tensor(S, "masked_softmax/X_1d", X);
+    summary_tensor(S, "masked_softmax/valid_lens_1d", valid_lens);
+    summary_tensor(S, "masked_softmax/weights_1d", w);
 
     /***
 With a matrix of valid lengths, every query row gets its own: here $1$ and $3$ for the two
@@ -159,7 +148,9 @@ queries of the first example, $2$ and $4$ for the second.
     w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
     printf("masked_softmax(X (2, 2, 4), valid_lens [[1, 3], [2, 4]]):\n");
     tensor_print(w, NULL);
-    json_kt(j, "X_2d", X), json_kt(j, "valid_lens_2d", valid_lens), json_kt(j, "weights_2d", w);
+    summary_tensor(S, "masked_softmax/X_2d", X);
+    summary_tensor(S, "masked_softmax/valid_lens_2d", valid_lens);
+    summary_tensor(S, "masked_softmax/weights_2d", w);
 
     /***
 And the case the $-10^6$ trick gets wrong: a valid length of $0$. The first example's rows are
@@ -169,9 +160,9 @@ all zeros, not $0.25$ everywhere:
     w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
     printf("masked_softmax(X (2, 2, 4), valid_lens [0, 2]):\n");
     tensor_print(w, NULL);
-    json_kt(j, "valid_lens_zero", valid_lens), json_kt(j, "weights_zero", w);
+    summary_tensor(S, "masked_softmax/valid_lens_zero", valid_lens);
+    summary_tensor(S, "masked_softmax/weights_zero", w);
   }
-  json_obj_end(j);
   ag_step_reset();
 
   /***
@@ -193,10 +184,7 @@ $3 \times 4$ by $4 \times 6$ matrices, of ones, give a $(2, 3, 6)$ tensor (every
     char sq[48], sk[48], sqk[48];
     printf("t_bmm(Q %s, K %s) shape: %s\n", shape_str(Q, sq, sizeof sq),
            shape_str(K, sk, sizeof sk), shape_str(QK, sqk, sizeof sqk));
-    json_key(j, "bmm_shape");
-    json_arr_begin(j);
-    for (int d = 0; d < QK->ndim; d++) json_int(j, QK->shape[d]);
-    json_arr_end(j);
+    summary_shape(S, "bmm_shape", QK);
     ag_step_reset();
   }
 
@@ -255,14 +243,11 @@ $(0\ldots3 + 4\ldots7)/2 = (2, 3, 4, 5)$ and $(10, 11, 12, 13)$. The heatmap sho
 queries' weights (rows) over the ten keys (columns):
   */
   show_heatmap(args.out, "attention_additive", additive.attention_weights);
-  json_key(j, "additive");
-  json_obj_begin(j);
-  json_kt(j, "queries", queries_add);
-  json_kt(j, "keys", keys);
-  json_kt(j, "valid_lens", valid_lens);
-  json_kt(j, "output", out_add);
-  json_kt(j, "attention_weights", additive.attention_weights);
-  json_obj_end(j);
+  summary_tensor(S, "additive/queries", queries_add);
+  summary_tensor(S, "additive/keys", keys);
+  summary_tensor(S, "additive/valid_lens", valid_lens);
+  summary_tensor(S, "additive/output", out_add);
+  summary_tensor(S, "additive/attention_weights", additive.attention_weights);
 
   /***
 ## Scaled Dot-Product Attention
@@ -298,13 +283,10 @@ additive ones exactly:
   show_heatmap(args.out, "attention_dot_product", dot.attention_weights);
   const double diff = max_abs_diff(additive.attention_weights, dot.attention_weights);
   printf("max |additive - dot-product| attention weight: %.4f\n", diff);
-  json_key(j, "dot_product");
-  json_obj_begin(j);
-  json_kt(j, "queries", queries_dot);
-  json_kt(j, "output", out_dot);
-  json_kt(j, "attention_weights", dot.attention_weights);
-  json_kv_num(j, "max_weight_diff_vs_additive", diff);
-  json_obj_end(j);
+  summary_tensor(S, "dot_product/queries", queries_dot);
+  summary_tensor(S, "dot_product/output", out_dot);
+  summary_tensor(S, "dot_product/attention_weights", dot.attention_weights);
+  summary_num(S, "dot_product/max_weight_diff_vs_additive", diff);
 
   /***
 ## Challenges
@@ -323,9 +305,7 @@ needs the squared key norms, one per key, on top of the dot products. With all-o
 norm is equal, so the weights also match those of the *unscaled* dot product; with
 `--random-keys` they do not.
   */
-  json_key(j, "challenges");
-  json_obj_begin(j);
-  json_kv_int(j, "random_keys", random_keys);
+  summary_int(S, "challenges/random_keys", random_keys);
   if (distance) {
     const int B = 2, Q = 1, K = 10, d = 2;
     /* from the definition: (B, Q, 1, d) - (B, 1, K, d) -> (B, Q, K, d) -> (B, Q, K) */
@@ -343,12 +323,9 @@ norm is equal, so the weights also match those of the *unscaled* dot product; wi
     printf("max |definition - expansion without |q|^2| = %.2g\n", max_abs_diff(w_def, w_exp));
     printf("max |Gaussian - unscaled dot product|      = %.4f\n", max_abs_diff(w_def, w_dot));
     show_heatmap(args.out, "attention_distance", w_def);
-    json_key(j, "distance");
-    json_obj_begin(j);
-    json_kt(j, "attention_weights", w_def);
-    json_kv_num(j, "max_diff_expansion", max_abs_diff(w_def, w_exp));
-    json_kv_num(j, "max_diff_unscaled_dot", max_abs_diff(w_def, w_dot));
-    json_obj_end(j);
+    summary_tensor(S, "challenges/distance/attention_weights", w_def);
+    summary_num(S, "challenges/distance/max_diff_expansion", max_abs_diff(w_def, w_exp));
+    summary_num(S, "challenges/distance/max_diff_unscaled_dot", max_abs_diff(w_def, w_dot));
   }
 
   /***
@@ -366,11 +343,8 @@ to length $2$ with a bias-free `Linear` and run `DotProductAttention` on the res
     printf("--bilinear: q^T M k attention output\n");
     tensor_print(out_bil, NULL);
     show_heatmap(args.out, "attention_bilinear", dot.attention_weights);
-    json_key(j, "bilinear");
-    json_obj_begin(j);
-    json_kt(j, "output", out_bil);
-    json_kt(j, "attention_weights", dot.attention_weights);
-    json_obj_end(j);
+    summary_tensor(S, "challenges/bilinear/output", out_bil);
+    summary_tensor(S, "challenges/bilinear/attention_weights", dot.attention_weights);
   }
   ag_step_reset();
 
@@ -382,20 +356,16 @@ scores; additive attention builds the full (batch, $n$, $n$, $h$) feature tensor
 reducing it, so it moves $h$ times more memory and is bound by memory bandwidth, not by
 arithmetic.
   */
-  if (cost) cost_table(j);
-  json_obj_end(j); /* challenges */
+  if (cost) cost_table(S);
 
-  json_obj_end(j);
-  if (json_close(j) != 0) die("lab02: writing %s failed", summary_path);
-  printf("wrote %s\n", summary_path);
-  free(summary_path);
+  summary_write(S, args.out);
   paramset_free(&ps);
   tensor_shutdown();
   return 0;
 }
 
 /* --cost: forward time (best of 3) and arena bytes of one forward pass per layer and size. */
-static void cost_table(JsonW *j) {
+static void cost_table(Summary *S) {
   enum { B = 4, D = 64, H = 64, NSIZES = 4 };
   const int sizes[NSIZES] = {16, 64, 128, 256};
   ParamSet ps = {0};
@@ -404,8 +374,6 @@ static void cost_table(JsonW *j) {
   DotProductAttention dot;
   DotProductAttention_init(&dot, 0.0f);
   printf("%6s %14s %14s %14s %14s\n", "n", "additive ms", "dot ms", "additive MiB", "dot MiB");
-  json_key(j, "cost");
-  json_arr_begin(j);
   for (int s = 0; s < NSIZES; s++) {
     const int n = sizes[s];
     double t_best[2] = {INFINITY, INFINITY}, mib[2] = {0, 0};
@@ -427,15 +395,12 @@ static void cost_table(JsonW *j) {
     }
     printf("%6d %14.3f %14.3f %14.2f %14.2f\n", n, 1e3 * t_best[0], 1e3 * t_best[1], mib[0],
            mib[1]);
-    json_obj_begin(j);
-    json_kv_int(j, "n", n);
-    json_kv_num(j, "additive_ms", 1e3 * t_best[0]);
-    json_kv_num(j, "dot_ms", 1e3 * t_best[1]);
-    json_kv_num(j, "additive_mib", mib[0]);
-    json_kv_num(j, "dot_mib", mib[1]);
-    json_obj_end(j);
+    summary_int(S, summary_path("challenges/cost/%d/n", s), n);
+    summary_num(S, summary_path("challenges/cost/%d/additive_ms", s), 1e3 * t_best[0]);
+    summary_num(S, summary_path("challenges/cost/%d/dot_ms", s), 1e3 * t_best[1]);
+    summary_num(S, summary_path("challenges/cost/%d/additive_mib", s), mib[0]);
+    summary_num(S, summary_path("challenges/cost/%d/dot_mib", s), mib[1]);
   }
-  json_arr_end(j);
   paramset_free(&ps);
 }
 

@@ -26,7 +26,7 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/plot.h"
 #include "../../common/rng.h"
 #include "../../common/seq2seq.h"
@@ -76,20 +76,17 @@ typedef struct Extra {
   Seq2SeqHeldout heldout;
 } Extra;
 
-static void write_extra(JsonW *w, void *ctx) {
-  const Extra *e = ctx;
-  json_kv_str(w, "rnn", e->rnn);
-  json_kv_str(w, "attention", e->attention);
-  json_kv_num(w, "train_seconds", e->train_seconds);
-  json_kv_int(w, "malformed_lines_skipped", e->skipped_lines);
-  seq2seq_heldout_json(w, &e->heldout);
+/* lab03's own summary.json keys, after the shared ones. */
+static void record_extra(Summary *S, const Extra *e) {
+  summary_str(S, "rnn", e->rnn);
+  summary_str(S, "attention", e->attention);
+  summary_num(S, "train_seconds", e->train_seconds);
+  summary_int(S, "malformed_lines_skipped", e->skipped_lines);
+  seq2seq_heldout_record(S, &e->heldout);
   if (e->compare_what) {
-    json_key(w, "comparison");
-    json_obj_begin(w);
-    json_kv_str(w, "baseline", e->compare_what);
-    json_kv_num(w, "baseline_train_seconds", e->compare_seconds);
-    json_kv_num(w, "baseline_tokens_per_sec", e->compare_tps);
-    json_obj_end(w);
+    summary_str(S, "comparison/baseline", e->compare_what);
+    summary_num(S, "comparison/baseline_train_seconds", e->compare_seconds);
+    summary_num(S, "comparison/baseline_tokens_per_sec", e->compare_tps);
   }
 }
 
@@ -408,12 +405,11 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
     BahdanauNet_free(&base);
   }
 
-  char *sum = path_join(args.out, "summary.json");
-  if (seq2seq_write_summary(sum, preset, d, load ? NULL : &res, tr, 4, ex.heldout.bleu4,
-                            write_extra, &ex) != 0)
-    die("lab03: writing %s failed", sum);
-  printf("peak RSS %ld kB\nwrote %s\n", peak_rss_kb(), sum);
-  free(sum);
+  Summary *S = summary_new("lab03", args.seed);
+  seq2seq_summary_record(S, preset, d, load ? NULL : &res, tr, 4, ex.heldout.bleu4);
+  record_extra(S, &ex);
+  printf("peak RSS %ld kB\n", peak_rss_kb());
+  summary_write(S, args.out);
   free(loss_base);
   seq2seq_train_result_free(&res);
   BahdanauNet_free(&net);

@@ -23,7 +23,7 @@ Run it with `make lab04 && ./lab04` (flags: `./lab04 --help`). Figures go to `ou
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/nn.h"
 #include "../../common/plot.h"
 #include "../../common/rng.h"
@@ -121,12 +121,14 @@ pass is exercise 4.3 (`labs/lab04/multihead_attention.c`); `MultiHeadAttention_i
 
 First the two reshapes on a small tensor: two examples, three positions, $4 \times 3$ features.
   */
+  Summary *S = summary_new("lab04", args.seed); /* summary.json, written at the end */
   Tensor *tq_in, *tq_out;
   {
     tq_in = tensor_new(3, (int[]){2, 3, 12}); /* (batch, n, num_hiddens) */
     for (long i = 0; i < tq_in->size; i++) tq_in->data[i] = (float)i;
     tq_out = NEED(transpose_qkv(tq_in, 4), "the transpose_qkv demo"); /* (8, 3, 3) */
     print_shape("transpose_qkv(X (2, 3, 12), 4 heads)", tq_out);
+    summary_shape(S, "transpose_qkv_shape", tq_out);
     Tensor *back = NEED(transpose_output(tq_out, 4), "the transpose_output demo");
     print_shape("transpose_output(...)", back);
     printf("round trip exact: %s\n", max_abs_diff(back, tq_in) == 0 ? "yes" : "NO");
@@ -298,48 +300,23 @@ and get no weight in any head — the valid lengths were repeated for every head
 these differences into useful specializations; lab 06 draws the heads of a trained Transformer.
   */
   {
-    char *path = path_join(args.out, "summary.json");
-    JsonW *j = json_open(path);
-    if (!j) die("lab04: cannot write %s", path);
-    json_obj_begin(j);
-    json_kv_str(j, "lab", "lab04");
-    json_kv_int(j, "seed", (long)args.seed);
-    json_key(j, "transpose_qkv_shape"), json_arr_begin(j);
-    for (int i = 0; i < 3; i++) json_int(j, tq_out->shape[i]);
-    json_arr_end(j);
-    json_key(j, "book_check");
-    json_obj_begin(j);
-    json_kv_int(j, "num_hiddens", num_hiddens);
-    json_kv_int(j, "num_heads", num_heads);
-    json_key(j, "valid_lens"), json_arr_begin(j), json_int(j, 3), json_int(j, 2), json_arr_end(j);
-    json_key(j, "output_shape"), json_arr_begin(j);
-    for (int i = 0; i < 3; i++) json_int(j, out_shape[i]);
-    json_arr_end(j);
-    json_key(j, "attention_weights_shape"), json_arr_begin(j);
-    for (int i = 0; i < 3; i++) json_int(j, w_shape[i]);
-    json_arr_end(j);
-    json_kv_int(j, "parameters", paramset_count(&ps));
-    json_obj_end(j);
-    json_kv_num(j, "max_abs_diff_parallel_vs_loop", loop_diff);
-    json_key(j, "timing_ms");
-    json_obj_begin(j);
-    json_kv_str(j, "config", "batch 32, 20 queries/keys, 256 hiddens, 8 heads, forward only");
-    json_kv_num(j, "parallel", t_parallel_ms);
-    json_kv_num(j, "loop_over_heads", t_loop_ms);
-    json_obj_end(j);
-    json_key(j, "heads_demo");
-    json_obj_begin(j);
-    json_kv_int(j, "num_heads", demo_heads);
-    json_kv_int(j, "num_hiddens", dh);
-    json_key(j, "valid_lens"), json_arr_begin(j), json_int(j, 8), json_int(j, 5), json_arr_end(j);
-    json_key(j, "weights_shape"), json_arr_begin(j), json_int(j, 2 * demo_heads), json_int(j, dq),
-        json_int(j, dk), json_arr_end(j);
-    json_key(j, "weights"), json_floats(j, demo_w, 2L * demo_heads * dq * dk);
-    json_obj_end(j);
-    json_obj_end(j);
-    if (json_close(j) != 0) die("lab04: writing %s failed", path);
-    printf("wrote %s\n", path);
-    free(path);
+    summary_int(S, "book_check/num_hiddens", num_hiddens);
+    summary_int(S, "book_check/num_heads", num_heads);
+    summary_ints(S, "book_check/valid_lens", (const int[]){3, 2}, 2);
+    summary_ints(S, "book_check/output_shape", out_shape, 3);
+    summary_ints(S, "book_check/attention_weights_shape", w_shape, 3);
+    summary_int(S, "book_check/parameters", paramset_count(&ps));
+    summary_num(S, "max_abs_diff_parallel_vs_loop", loop_diff);
+    summary_str(S, "timing_ms/config",
+                "batch 32, 20 queries/keys, 256 hiddens, 8 heads, forward only");
+    summary_num(S, "timing_ms/parallel", t_parallel_ms);
+    summary_num(S, "timing_ms/loop_over_heads", t_loop_ms);
+    summary_int(S, "heads_demo/num_heads", demo_heads);
+    summary_int(S, "heads_demo/num_hiddens", dh);
+    summary_ints(S, "heads_demo/valid_lens", (const int[]){8, 5}, 2);
+    summary_ints(S, "heads_demo/weights_shape", (const int[]){2 * demo_heads, dq, dk}, 3);
+    summary_floats(S, "heads_demo/weights", demo_w, 2L * demo_heads * dq * dk);
+    summary_write(S, args.out);
   }
 
   free(demo_w);

@@ -18,7 +18,7 @@ Run it with `make lab05 && ./lab05` (flags: `./lab05 --help`). Figures go to `ou
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/nn.h"
 #include "../../common/plot.h"
 #include "../../common/util.h"
@@ -298,69 +298,36 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
   }
 
   {
-    char *path = path_join(args.out, "summary.json");
-    JsonW *j = json_open(path);
-    if (!j) die("lab05: cannot write %s", path);
-    json_obj_begin(j);
-    json_kv_str(j, "lab", "lab05");
-    json_kv_int(j, "seed", (long)args.seed);
-    json_key(j, "self_attention_output_shape"), json_arr_begin(j);
-    for (int i = 0; i < 3; i++) json_int(j, sa_shape[i]);
-    json_arr_end(j);
-    json_key(j, "complexity_table");
-    json_arr_begin(j);
-    for (int r = 0; r < 3; r++) {
-      json_obj_begin(j);
-      json_kv_str(j, "architecture", table[r][0]);
-      json_kv_str(j, "complexity", table[r][1]);
-      json_kv_str(j, "sequential_operations", table[r][2]);
-      json_kv_str(j, "maximum_path_length", table[r][3]);
-      json_obj_end(j);
-    }
-    json_arr_end(j);
-    json_key(j, "complexity_example");
-    json_obj_begin(j);
-    json_kv_int(j, "d", d_ex);
-    json_kv_int(j, "k", k_ex);
-    json_key(j, "rows");
-    json_arr_begin(j);
+    Summary *S = summary_new("lab05", args.seed);
+    summary_ints(S, "self_attention_output_shape", sa_shape, 3);
+    const char *table_keys[4] = {"architecture", "complexity", "sequential_operations",
+                                 "maximum_path_length"};
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 4; c++)
+        summary_str(S, summary_path("complexity_table/%d/%s", r, table_keys[c]), table[r][c]);
+    summary_int(S, "complexity_example/d", d_ex);
+    summary_int(S, "complexity_example/k", k_ex);
+    const char *madds[3] = {"cnn_madds", "rnn_madds", "self_attention_madds"};
+    const char *paths[4] = {"cnn_path", "dilated_cnn_path", "rnn_path", "self_attention_path"};
     for (int r = 0; r < 4; r++) {
-      json_obj_begin(j);
-      json_kv_int(j, "n", ns[r]);
-      json_kv_num(j, "cnn_madds", cost[r][0]);
-      json_kv_num(j, "rnn_madds", cost[r][1]);
-      json_kv_num(j, "self_attention_madds", cost[r][2]);
-      json_kv_int(j, "cnn_path", hops[r][0]);
-      json_kv_int(j, "dilated_cnn_path", hops[r][1]);
-      json_kv_int(j, "rnn_path", hops[r][2]);
-      json_kv_int(j, "self_attention_path", hops[r][3]);
-      json_obj_end(j);
+      summary_int(S, summary_path("complexity_example/rows/%d/n", r), ns[r]);
+      for (int c = 0; c < 3; c++)
+        summary_num(S, summary_path("complexity_example/rows/%d/%s", r, madds[c]), cost[r][c]);
+      for (int c = 0; c < 4; c++)
+        summary_int(S, summary_path("complexity_example/rows/%d/%s", r, paths[c]), hops[r][c]);
     }
-    json_arr_end(j);
-    json_obj_end(j);
-    json_kv_int(j, "encoding_dim", d);
-    json_kv_int(j, "num_steps", steps);
-    json_key(j, "P_cols_6_9"); /* column-major: 4 columns of num_steps values */
-    json_arr_begin(j);
-    for (int c = 0; c < 4; c++) json_floats(j, cols + c * steps, steps);
-    json_arr_end(j);
-    json_key(j, "binary");
-    json_arr_begin(j);
-    for (int i = 0; i < 8; i++) json_str(j, binary[i]);
-    json_arr_end(j);
-    json_key(j, "rotation");
-    json_obj_begin(j);
-    json_kv_int(j, "delta", delta);
-    json_kv_num(j, "max_error_first_60", err_detail);
-    json_kv_num(j, "max_error_whole_table", err_table);
-    json_key(j, "max_error_first_60_by_delta_1_20"), json_doubles(j, errs, 20);
-    json_kv_num(j, "max_error_first_60_all_deltas", err_all_60);
-    json_kv_num(j, "dot_product_max_deviation", dot_err);
-    json_obj_end(j);
-    json_obj_end(j);
-    if (json_close(j) != 0) die("lab05: writing %s failed", path);
-    printf("wrote %s\n", path);
-    free(path);
+    summary_int(S, "encoding_dim", d);
+    summary_int(S, "num_steps", steps);
+    for (int c = 0; c < 4; c++) /* column-major: 4 columns of num_steps values */
+      summary_floats(S, summary_path("P_cols_6_9/%d", c), cols + c * steps, steps);
+    for (int i = 0; i < 8; i++) summary_str(S, summary_path("binary/%d", i), binary[i]);
+    summary_int(S, "rotation/delta", delta);
+    summary_num(S, "rotation/max_error_first_60", err_detail);
+    summary_num(S, "rotation/max_error_whole_table", err_table);
+    summary_doubles(S, "rotation/max_error_first_60_by_delta_1_20", errs, 20);
+    summary_num(S, "rotation/max_error_first_60_all_deltas", err_all_60);
+    summary_num(S, "rotation/dot_product_max_deviation", dot_err);
+    summary_write(S, args.out);
   }
 
   free(pos);

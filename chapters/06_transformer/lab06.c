@@ -38,7 +38,7 @@ residual connection and layer normalization.
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/plot.h"
 #include "../../common/seq2seq.h"
 #include "../../common/util.h"
@@ -92,28 +92,23 @@ typedef struct Extra {
   const char *figs[3];
 } Extra;
 
-static void write_extra(JsonW *j, void *ctx) {
-  const Extra *e = ctx;
-  json_kv_str(j, "lab", "lab06");
-  json_kv_str(j, "model", "Transformer");
-  json_key(j, "config");
-  json_obj_begin(j);
-  json_kv_int(j, "num_hiddens", e->cfg->num_hiddens);
-  json_kv_int(j, "ffn_num_hiddens", e->cfg->ffn_num_hiddens);
-  json_kv_int(j, "num_heads", e->cfg->num_heads);
-  json_kv_int(j, "num_blks", e->cfg->num_blks);
-  json_kv_num(j, "dropout", e->cfg->dropout);
-  json_obj_end(j);
-  json_key(j, "d2l_compat"), json_bool(j, e->d2l_compat);
-  json_kv_int(j, "parameters", e->params);
-  json_kv_num(j, "seconds_per_epoch", e->sec_per_epoch);
-  seq2seq_heldout_json(j, &e->heldout);
-  json_kv_num(j, "max_abs_diff_full_vs_incremental", e->full_vs_incremental);
-  json_kv_num(j, "compat_eval_future_dependence", e->compat_eval_leak);
-  json_key(j, "figures"), json_arr_begin(j);
-  for (int i = 0; i < 3; i++)
-    if (e->figs[i]) json_str(j, e->figs[i]);
-  json_arr_end(j);
+/* lab06's own summary.json keys, after the shared ones. */
+static void record_extra(Summary *S, const Extra *e) {
+  summary_str(S, "model", "Transformer");
+  summary_int(S, "config/num_hiddens", e->cfg->num_hiddens);
+  summary_int(S, "config/ffn_num_hiddens", e->cfg->ffn_num_hiddens);
+  summary_int(S, "config/num_heads", e->cfg->num_heads);
+  summary_int(S, "config/num_blks", e->cfg->num_blks);
+  summary_num(S, "config/dropout", e->cfg->dropout);
+  summary_bool(S, "d2l_compat", e->d2l_compat);
+  summary_int(S, "parameters", e->params);
+  summary_num(S, "seconds_per_epoch", e->sec_per_epoch);
+  seq2seq_heldout_record(S, &e->heldout);
+  summary_num(S, "max_abs_diff_full_vs_incremental", e->full_vs_incremental);
+  summary_num(S, "compat_eval_future_dependence", e->compat_eval_leak);
+  summary_ints(S, "figures", NULL, 0); /* [] when none was drawn */
+  for (int i = 0, k = 0; i < 3; i++)
+    if (e->figs[i]) summary_str(S, summary_path("figures/%d", k++), e->figs[i]);
 }
 
 /* Logits of a teacher-forced evaluation pass over (1, T) target ids `tgt` for source `src`, and
@@ -540,12 +535,10 @@ and peak memory.
               .params = paramset_count(&ps),
               .figs = {figs[0], figs[1], figs[2]}};
   {
-    char *path = path_join(args.out, "summary.json");
-    if (seq2seq_write_summary(path, ex.preset, d, load ? NULL : &res, tr, ntr, held.bleu4,
-                              write_extra, &ex) != 0)
-      die("lab06: cannot write %s", path);
-    printf("wrote %s\n", path);
-    free(path);
+    Summary *S = summary_new("lab06", args.seed);
+    seq2seq_summary_record(S, ex.preset, d, load ? NULL : &res, tr, ntr, held.bleu4);
+    record_extra(S, &ex);
+    summary_write(S, args.out);
   }
 
   for (int i = 0; i < 4; i++) seq2seq_prediction_free(&preds[i]);

@@ -11,6 +11,12 @@
 
 #define TRANSFORMER_MAX_BLKS 16
 
+/* ---------------------------------------------------------------- the exercises' layers */
+
+void PositionWiseFFN_init(PositionWiseFFN *f, ParamSet *ps, const char *name, int in,
+                          int ffn_num_hiddens, int ffn_num_outputs);
+void AddNorm_init(AddNorm *a, ParamSet *ps, const char *name, int norm_shape, float dropout);
+
 /* ---------------------------------------------------------------- encoder */
 
 typedef struct TransformerEncoderBlock {

@@ -27,12 +27,12 @@ for a GPU or a patient CPU (about 8 minutes an epoch on two cores). Figures go t
 #include "../../common/exercise.h"
 #include "../../common/fashion_mnist.h"
 #include "../../common/gemm.h"
-#include "../../common/json.h"
+#include "../../common/summary.h"
 #include "../../common/nn.h"
 #include "../../common/plot.h"
 #include "../../common/rng.h"
 #include "../../common/util.h"
-#include "lab07/lab07.h"
+#include "vit.h"
 
 /* A training configuration. */
 typedef struct Preset {
@@ -419,34 +419,25 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
 
   */
   {
-    char *path = path_join(args.out, "summary.json");
-    JsonW *j = json_open(path);
-    if (!j) die("lab07: cannot write %s", path);
-    json_obj_begin(j);
-    json_kv_str(j, "lab", "lab07");
-    json_kv_str(j, "preset", cfg.name);
-    json_kv_int(j, "seed", (long)args.seed);
-    json_kv_int(j, "img_size", cfg.img_size);
-    json_kv_int(j, "patch_size", cfg.patch_size);
-    json_kv_int(j, "batch_size", BS);
-    json_kv_str(j, "readout", mean_pool ? "mean" : "cls");
-    json_kv_int(j, "parameters", paramset_count(&ps));
-    json_kv_int(j, "steps", step);
-    const int done = epochs_done;
-    json_key(j, "train_loss"), json_doubles(j, train_loss, done);
-    json_key(j, "val_loss"), json_doubles(j, val_loss, done);
-    json_key(j, "val_acc"), json_doubles(j, val_acc, done);
-    json_kv_int(j, "val_images", n_val);
-    json_kv_num(j, "images_per_sec", ips);
-    json_kv_num(j, "train_seconds", train_time);
-    json_kv_str(j, "gemm", gemm_backend());
-    json_kv_int(j, "peak_rss_kb", peak_rss_kb());
-    json_kv_int(j, "shown_correct", n_right);
-    json_kv_int(j, "shown", ns);
-    json_obj_end(j);
-    if (json_close(j) != 0) die("lab07: writing %s failed", path);
-    printf("[summary %s]\n", path);
-    free(path);
+    Summary *S = summary_new("lab07", args.seed);
+    summary_str(S, "preset", cfg.name);
+    summary_int(S, "img_size", cfg.img_size);
+    summary_int(S, "patch_size", cfg.patch_size);
+    summary_int(S, "batch_size", BS);
+    summary_str(S, "readout", mean_pool ? "mean" : "cls");
+    summary_int(S, "parameters", paramset_count(&ps));
+    summary_int(S, "steps", step);
+    summary_doubles(S, "train_loss", train_loss, epochs_done);
+    summary_doubles(S, "val_loss", val_loss, epochs_done);
+    summary_doubles(S, "val_acc", val_acc, epochs_done);
+    summary_int(S, "val_images", n_val);
+    summary_num(S, "images_per_sec", ips);
+    summary_num(S, "train_seconds", train_time);
+    summary_str(S, "gemm", gemm_backend());
+    summary_int(S, "peak_rss_kb", peak_rss_kb());
+    summary_int(S, "shown_correct", n_right);
+    summary_int(S, "shown", ns);
+    summary_write(S, args.out);
   }
   printf("peak RSS: %ld kB\n", peak_rss_kb());
 

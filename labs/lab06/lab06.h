@@ -1,6 +1,6 @@
 /* lab06.h — exercises of lab 06 (the Transformer) and the two small layers they belong to.
- * The _init functions are not exercises; they live in chapters/06_transformer/transformer.c,
- * next to the encoder and decoder blocks built from these pieces (transformer.h). */
+ * Only the exercises are declared here: the layers' _init functions are chapter code
+ * (chapters/06_transformer/transformer.h), so labs/ never calls into chapters/. */
 #ifndef LAB06_H
 #define LAB06_H
 
@@ -11,8 +11,6 @@ typedef struct PositionWiseFFN {
   Linear dense1; /* (in, ffn_num_hiddens), with bias */
   Linear dense2; /* (ffn_num_hiddens, ffn_num_outputs), with bias */
 } PositionWiseFFN;
-void PositionWiseFFN_init(PositionWiseFFN *f, ParamSet *ps, const char *name, int in,
-                          int ffn_num_hiddens, int ffn_num_outputs);
 /* Exercise 6.1 — X (batch, steps, in) -> dense2(relu(dense1(X))) (batch, steps, ffn_num_outputs). */
 Tensor *PositionWiseFFN_forward(const PositionWiseFFN *f, Tensor *X);
 
@@ -21,7 +19,6 @@ typedef struct AddNorm {
   Dropout dropout;
   LayerNorm ln; /* over the last dim (norm_shape) */
 } AddNorm;
-void AddNorm_init(AddNorm *a, ParamSet *ps, const char *name, int norm_shape, float dropout);
 /* Exercise 6.2 — X, Y (batch, steps, d) -> LayerNorm(dropout(Y) + X) (batch, steps, d). */
 Tensor *AddNorm_forward(const AddNorm *a, Tensor *X, Tensor *Y, bool training);
 

@@ -1,6 +1,7 @@
 /* lab07.h — exercises of lab 07 (the Vision Transformer) and the layers built on them.
- * The _init functions, ViTMLP_forward and ViT_forward are not exercises; they live in
- * chapters/07_vit/vit.c. The block reuses lab04's MultiHeadAttention (and through it lab02's
+ * Only the exercises (and ViTMLP_forward, which exercise 7.2 calls) are declared here: the
+ * _init functions and ViT_forward are chapter code (chapters/07_vit/vit.h), so labs/ never
+ * calls into chapters/. The block reuses lab04's MultiHeadAttention (and through it lab02's
  * DotProductAttention), so with VARIANT=labs it runs the student's own attention. */
 #ifndef LAB07_H
 #define LAB07_H
@@ -15,8 +16,6 @@ typedef struct PatchEmbedding {
   int num_hiddens;
   Linear proj;      /* W (in_channels * p * p, num_hiddens), b (num_hiddens): the conv kernel */
 } PatchEmbedding;
-void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int img_size,
-                         int patch_size, int in_channels, int num_hiddens);
 /* Exercise 7.1 — X (batch, in_channels, img_size, img_size) -> (batch, num_patches,
  * num_hiddens). */
 Tensor *PatchEmbedding_forward(PatchEmbedding *pe, Tensor *X);
@@ -27,9 +26,12 @@ typedef struct ViTMLP {
   Linear dense2; /* (mlp_num_hiddens, num_hiddens) */
   Dropout dropout1, dropout2;
 } ViTMLP;
-void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int mlp_num_hiddens,
-                 float dropout);
-Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training); /* (..., h) -> (..., h) */
+/* X (..., h) -> (..., h). Not an exercise; defined here because exercise 7.2 calls it. */
+static inline Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training) {
+  Tensor *H = t_gelu(Linear_forward(&m->dense1, X));           /* (..., mlp_num_hiddens) */
+  H = Dropout_forward(&m->dropout1, H, training);
+  return Dropout_forward(&m->dropout2, Linear_forward(&m->dense2, H), training); /* (..., h) */
+}
 
 /* Pre-norm Transformer encoder block: X + MHA(LN1(X)), then X + MLP(LN2(X)). */
 typedef struct ViTBlock {
@@ -37,8 +39,6 @@ typedef struct ViTBlock {
   MultiHeadAttention attention; /* no bias, as the book's use_bias = False */
   ViTMLP mlp;
 } ViTBlock;
-void ViTBlock_init(ViTBlock *blk, ParamSet *ps, const char *name, int num_hiddens,
-                   int mlp_num_hiddens, int num_heads, float dropout, bool use_bias);
 /* Exercise 7.2 — X (batch, steps, num_hiddens) -> the same shape; valid_lens NULL or as
  * MultiHeadAttention_forward. */
 Tensor *ViTBlock_forward(ViTBlock *blk, Tensor *X, Tensor *valid_lens, bool training);
@@ -54,17 +54,9 @@ typedef struct ViT {
   Linear head;           /* (num_hiddens, num_classes) */
   bool mean_pool;        /* challenge: classify the mean of the patch outputs instead of <cls> */
 } ViT;
-void ViT_init(ViT *m, ParamSet *ps, int img_size, int patch_size, int in_channels,
-              int num_hiddens, int mlp_num_hiddens, int num_heads, int num_blks,
-              float emb_dropout, float blk_dropout, bool use_bias, int num_classes);
-void ViT_free(ViT *m);
-
 /* Exercise 7.3 — the <cls> + position step. patches (batch, num_patches, num_hiddens) ->
  * (batch, num_patches + 1, num_hiddens): prepend cls_token to every example, add
  * pos_embedding, apply the embedding dropout. */
 Tensor *vit_add_cls_and_positions(ViT *m, Tensor *patches, bool training);
-
-/* Images (batch, C, H, W) -> logits (batch, num_classes). */
-Tensor *ViT_forward(ViT *m, Tensor *X, bool training);
 
 #endif

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """Golden reference for lab02 (attention scoring functions), computed with PyTorch.
 
-Re-implements the book's masked_softmax, AdditiveAttention and DotProductAttention (d2l,
-"Attention Scoring Functions", PyTorch edition) and runs them on fixed inputs with fixed layer
-weights, in eval mode (no dropout). For every case it records the inputs, the outputs, the
-attention weights and the gradients of  loss = sum(output * R)  for a fixed R, and writes them
-as C arrays to tests/golden/lab02_reference.h (read by tests/unit/test_lab02.c and the graded
-tests in tests/grade/lab02/).
+Takes the book's masked_softmax, AdditiveAttention and DotProductAttention (d2l, "Attention
+Scoring Functions", PyTorch edition; written once in golden_common.py) and runs them on fixed
+inputs with fixed layer weights, in eval mode (no dropout). For every case it records the
+inputs, the outputs, the attention weights and the gradients of  loss = sum(output * R)  for a
+fixed R, and writes them as C arrays to tests/golden/lab02_reference.h (read by
+tests/unit/test_lab02.c and the graded tests in tests/grade/lab02/).
 
 Layout notes for the C side:
   * torch.nn.Linear keeps its weight as (out, in); common/nn.h's Linear keeps W as (in, out).
@@ -17,59 +17,15 @@ Layout notes for the C side:
 Run from the repository root:  /usr/bin/python3 tests/golden/lab02_reference.py
 (Debian's python3-torch; the pyenv python3 first on PATH has no torch.)
 """
-import math
 import os
 
 import torch
 from torch import nn
 
+from golden_common import AdditiveAttention, DotProductAttention, masked_softmax
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, 'lab02_reference.h')
-
-
-# ---------------------------------------------------------------- the book's layers
-def masked_softmax(X, valid_lens):
-    """Softmax over the last axis; keys at positions >= valid length get -1e6 before it."""
-    if valid_lens is None:
-        return torch.softmax(X, dim=-1)
-    shape = X.shape
-    if valid_lens.dim() == 1:
-        lens = torch.repeat_interleave(valid_lens, shape[1])
-    else:
-        lens = valid_lens.reshape(-1)
-    flat = X.reshape(-1, shape[-1])
-    keep = torch.arange(shape[-1], dtype=torch.float32)[None, :] < lens[:, None]
-    flat = torch.where(keep, flat, torch.full_like(flat, -1e6))
-    return torch.softmax(flat.reshape(shape), dim=-1)
-
-
-class AdditiveAttention(nn.Module):
-    def __init__(self, key_size, query_size, num_hiddens, dropout):
-        super().__init__()
-        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
-        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
-        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, queries, keys, values, valid_lens):
-        q, k = self.W_q(queries), self.W_k(keys)
-        # (batch, queries, 1, h) + (batch, 1, keys, h) -> (batch, queries, keys, h)
-        features = torch.tanh(q.unsqueeze(2) + k.unsqueeze(1))
-        scores = self.w_v(features).squeeze(-1)  # (batch, queries, keys)
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        return torch.bmm(self.dropout(self.attention_weights), values)
-
-
-class DotProductAttention(nn.Module):
-    def __init__(self, dropout):
-        super().__init__()
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        return torch.bmm(self.dropout(self.attention_weights), values)
 
 
 # ---------------------------------------------------------------- output

@@ -37,6 +37,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_vocab_golden as g  # noqa: E402  (the book's data pipeline, re-implemented)
+from golden_common import AdditiveAttention  # noqa: E402  (the book's layer, shared)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EMBED, HIDDEN, LAYERS, DROPOUT = 32, 32, 2, 0.1
@@ -51,32 +52,6 @@ def sequence_mask(X, valid_len, value=0.0):
     mask = torch.arange(maxlen, dtype=torch.float32)[None, :] < valid_len[:, None]
     X[~mask] = value
     return X
-
-
-def masked_softmax(X, valid_lens):
-    shape = X.shape
-    if valid_lens.dim() == 1:
-        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
-    else:
-        valid_lens = valid_lens.reshape(-1)
-    X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=-1e6)
-    return nn.functional.softmax(X.reshape(shape), dim=-1)
-
-
-class AdditiveAttention(nn.Module):
-    def __init__(self, key_size, query_size, num_hiddens, dropout):
-        super().__init__()
-        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
-        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
-        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, queries, keys, values, valid_lens):
-        queries, keys = self.W_q(queries), self.W_k(keys)
-        features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))
-        scores = self.w_v(features).squeeze(-1)           # (batch, queries, keys)
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        return torch.bmm(self.dropout(self.attention_weights), values)
 
 
 class Seq2SeqEncoder(nn.Module):

@@ -11,80 +11,17 @@ Run with Debian's PyTorch:  /usr/bin/python3 tests/golden/lab0405_reference.py
 It writes tests/golden/lab04_reference.txt and tests/golden/lab05_reference.txt: one record per
 line, "name count v0 v1 ...", values with 9 significant digits; '#' lines are comments.
 """
-import math
 import os
 
 import torch
 from torch import nn
 
-from golden_common import gen, record
+from golden_common import MultiHeadAttention, gen, record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 # ---------------------------------------------------------------- the book's layers
-def masked_softmax(X, valid_lens):
-    """Softmax over the last axis, masking keys at positions >= valid_len with -1e6."""
-    def _sequence_mask(X, valid_len, value=0):
-        maxlen = X.size(1)
-        mask = torch.arange(maxlen, dtype=torch.float32, device=X.device)[None, :] < valid_len[:, None]
-        X[~mask] = value
-        return X
-
-    if valid_lens is None:
-        return nn.functional.softmax(X, dim=-1)
-    shape = X.shape
-    if valid_lens.dim() == 1:
-        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
-    else:
-        valid_lens = valid_lens.reshape(-1)
-    X = _sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=-1e6)
-    return nn.functional.softmax(X.reshape(shape), dim=-1)
-
-
-class DotProductAttention(nn.Module):
-    def __init__(self, dropout):
-        super().__init__()
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
-        self.attention_weights = masked_softmax(scores, valid_lens)
-        return torch.bmm(self.dropout(self.attention_weights), values)
-
-
-class MultiHeadAttention(nn.Module):
-    def __init__(self, key_size, query_size, value_size, num_hiddens, num_heads, dropout,
-                 bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.attention = DotProductAttention(dropout)
-        self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)
-        self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)
-        self.W_v = nn.Linear(value_size, num_hiddens, bias=bias)
-        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-
-    def transpose_qkv(self, X):
-        X = X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)
-        X = X.permute(0, 2, 1, 3)
-        return X.reshape(-1, X.shape[2], X.shape[3])
-
-    def transpose_output(self, X):
-        X = X.reshape(-1, self.num_heads, X.shape[1], X.shape[2])
-        X = X.permute(0, 2, 1, 3)
-        return X.reshape(X.shape[0], X.shape[1], -1)
-
-    def forward(self, queries, keys, values, valid_lens):
-        queries = self.transpose_qkv(self.W_q(queries))
-        keys = self.transpose_qkv(self.W_k(keys))
-        values = self.transpose_qkv(self.W_v(values))
-        if valid_lens is not None:
-            valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
-        output = self.attention(queries, keys, values, valid_lens)
-        return self.W_o(self.transpose_output(output))
-
-
 class PositionalEncoding(nn.Module):
     def __init__(self, num_hiddens, dropout, max_len=1000):
         super().__init__()

@@ -23,7 +23,7 @@ import os
 import torch
 from torch import nn
 
-from golden_common import gen, record
+from golden_common import MultiHeadAttention, gen, record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,54 +35,6 @@ TGT_IDS = [[(7 * b + 4 * t + 2) % TGT_V for t in range(TGT_T)] for b in range(B)
 
 
 # ---------------------------------------------------------------- the book's code
-def masked_softmax(X, valid_lens):
-    if valid_lens is None:
-        return nn.functional.softmax(X, dim=-1)
-    shape = X.shape
-    if valid_lens.dim() == 1:
-        valid_lens = torch.repeat_interleave(valid_lens, shape[1])
-    else:
-        valid_lens = valid_lens.reshape(-1)
-    X = X.reshape(-1, shape[-1])
-    mask = torch.arange(shape[-1], dtype=torch.float32)[None, :] < valid_lens[:, None]
-    X[~mask] = -1e6
-    return nn.functional.softmax(X.reshape(shape), dim=-1)
-
-
-class DotProductAttention(nn.Module):
-    def forward(self, q, k, v, valid_lens):
-        scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1])
-        return torch.bmm(masked_softmax(scores, valid_lens), v)
-
-
-def transpose_qkv(X, h):
-    X = X.reshape(X.shape[0], X.shape[1], h, -1).permute(0, 2, 1, 3)
-    return X.reshape(-1, X.shape[2], X.shape[3])
-
-
-def transpose_output(X, h):
-    X = X.reshape(-1, h, X.shape[1], X.shape[2]).permute(0, 2, 1, 3)
-    return X.reshape(X.shape[0], X.shape[1], -1)
-
-
-class MultiHeadAttention(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.attention = DotProductAttention()
-        self.W_q = nn.Linear(D, D, bias=False)
-        self.W_k = nn.Linear(D, D, bias=False)
-        self.W_v = nn.Linear(D, D, bias=False)
-        self.W_o = nn.Linear(D, D, bias=False)
-
-    def forward(self, q, k, v, valid_lens):
-        q = transpose_qkv(self.W_q(q), HEADS)
-        k = transpose_qkv(self.W_k(k), HEADS)
-        v = transpose_qkv(self.W_v(v), HEADS)
-        if valid_lens is not None:
-            valid_lens = torch.repeat_interleave(valid_lens, repeats=HEADS, dim=0)
-        return self.W_o(transpose_output(self.attention(q, k, v, valid_lens), HEADS))
-
-
 class PositionWiseFFN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -117,7 +69,7 @@ P = pos_table()
 class EncoderBlock(nn.Module):
     def __init__(self):
         super().__init__()
-        self.attention = MultiHeadAttention()
+        self.attention = MultiHeadAttention(D, D, D, D, HEADS, 0.0)
         self.addnorm1 = AddNorm()
         self.ffn = PositionWiseFFN()
         self.addnorm2 = AddNorm()
@@ -131,9 +83,9 @@ class DecoderBlock(nn.Module):
     def __init__(self, i):
         super().__init__()
         self.i = i
-        self.attention1 = MultiHeadAttention()
+        self.attention1 = MultiHeadAttention(D, D, D, D, HEADS, 0.0)
         self.addnorm1 = AddNorm()
-        self.attention2 = MultiHeadAttention()
+        self.attention2 = MultiHeadAttention(D, D, D, D, HEADS, 0.0)
         self.addnorm2 = AddNorm()
         self.ffn = PositionWiseFFN()
         self.addnorm3 = AddNorm()

@@ -14,59 +14,18 @@ cross-entropy, the last block's attention weights and every parameter's gradient
 and one bilinear resize (F.interpolate, align_corners=False).
 Run with Debian's PyTorch:  /usr/bin/python3 tests/golden/lab07_reference.py
 """
-import math
 import os
 
 import torch
 from torch import nn
 
-from golden_common import gen, record
+from golden_common import MultiHeadAttention, gen, record
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 IMG, PATCH, HID, MLP, HEADS, BLKS, CLASSES, BATCH = 8, 4, 8, 12, 2, 2, 10, 2
 
 
 # ---------------------------------------------------------------- the book's layers
-class DotProductAttention(nn.Module):
-    def __init__(self, dropout):
-        super().__init__()
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        d = queries.shape[-1]
-        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
-        self.attention_weights = nn.functional.softmax(scores, dim=-1)
-        return torch.bmm(self.dropout(self.attention_weights), values)
-
-
-class MultiHeadAttention(nn.Module):
-    def __init__(self, num_hiddens, num_heads, dropout, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.attention = DotProductAttention(dropout)
-        self.W_q = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-        self.W_k = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-        self.W_v = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=bias)
-
-    def transpose_qkv(self, X):
-        X = X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)
-        X = X.permute(0, 2, 1, 3)
-        return X.reshape(-1, X.shape[2], X.shape[3])
-
-    def transpose_output(self, X):
-        X = X.reshape(-1, self.num_heads, X.shape[1], X.shape[2])
-        X = X.permute(0, 2, 1, 3)
-        return X.reshape(X.shape[0], X.shape[1], -1)
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        queries = self.transpose_qkv(self.W_q(queries))
-        keys = self.transpose_qkv(self.W_k(keys))
-        values = self.transpose_qkv(self.W_v(values))
-        output = self.attention(queries, keys, values, valid_lens)
-        return self.W_o(self.transpose_output(output))
-
-
 class PatchEmbedding(nn.Module):
     def __init__(self, img_size, patch_size, num_hiddens):
         super().__init__()
@@ -96,7 +55,8 @@ class ViTBlock(nn.Module):
                  use_bias=False):
         super().__init__()
         self.ln1 = nn.LayerNorm(norm_shape)
-        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
+        self.attention = MultiHeadAttention(num_hiddens, num_hiddens, num_hiddens, num_hiddens,
+                                            num_heads, dropout, use_bias)
         self.ln2 = nn.LayerNorm(norm_shape)
         self.mlp = ViTMLP(mlp_num_hiddens, num_hiddens, dropout)
 

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Print the C table of common/text.c's lowercase mapping: every BMP code point whose Python
+"""Print the C table of common/nmt.c's lowercase mapping: every BMP code point whose Python
 str.lower() is a single different code point, compressed into runs (first, last, delta, step):
 step 1 = every code point in [first, last] maps to cp + delta; step 2 = every other one (the
 alternating upper/lower pairs of Latin Extended, Cyrillic, ...). U+0130 (lowercases to two code
-points) is special-cased in text.c. Run: /usr/bin/python3 tests/golden/make_lower_table.py"""
+points) is special-cased in nmt.c. Run: /usr/bin/python3 tests/golden/make_lower_table.py"""
 import sys
 import unicodedata
 

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Golden reference for common/text.c: the English-French pipeline of d2l, re-implemented in
-plain Python (d2l itself is not installed) following the book's code line by line.
+"""Golden reference for common/nmt.c and vocab.c: the English-French pipeline of d2l,
+re-implemented in plain Python (d2l itself is not installed) following the book's code line
+by line.
 
   d2l 0.17 (classic): read_data_nmt, preprocess_nmt, tokenize_nmt(text, 600),
       Vocab(min_freq=2, reserved ['<pad>', '<bos>', '<eos>']), build_array_nmt(num_steps=10)

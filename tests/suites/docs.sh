@@ -2,7 +2,7 @@
 # make docs: the weaver (docs/weave.c) on a fixture chapter (tests/fixtures/weave/lab99.c) —
 # prose, code, interleaved output, figures, Javadoc stars, markers, errors — and `make docs` on
 # one real, fast chapter (lab02) woven into a temporary directory. No slow lab runs here.
-# Run from the repository root: bash tests/suites/docs.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/docs.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin docs
 # line number of the first line holding a fixed string, or being exactly it when the string

@@ -3,7 +3,7 @@
 # prints, summary.json and its figures; reruns it on the golden data file with torch's w0 and
 # compares the printed epoch losses with tests/golden/lab01_reference.json (1e-4); checks the
 # --data error messages and the report of queries without kernel support.
-# Run from the repository root: bash tests/suites/lab01.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab01.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab01
 

@@ -3,7 +3,7 @@
 # softmax demos: zeros past each valid length, rows summing to 1, an all-zero row for length 0;
 # the bmm shape; the toy example's outputs, known by hand: means of the valid value rows),
 # summary.json, the two heatmaps; the exercise flags and flag errors.
-# Run from the repository root: bash tests/suites/lab02.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab02.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab02
 

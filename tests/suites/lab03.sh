@@ -2,7 +2,7 @@
 # lab03 smoke run: builds ./lab03, trains the classic preset for a few epochs (no gnuplot),
 # checks what it prints, summary.json and the figure data; a checkpoint saved by one run
 # reproduces its translations in a --load run; broken checkpoints and missing data are clear
-# errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed".
+# errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab03
 root=$(pwd)
@@ -13,7 +13,7 @@ suite_build lab03
 # the data set (fra-eng.zip) must be present for the training runs; say so plainly if not
 if ! ./lab03 --epochs 1 --heldout 0 --out "$tmp/probe" >"$tmp/probe.log" 2>&1 &&
   grep -q 'make data' "$tmp/probe.log"; then
-  echo "skip lab03: fra-eng.zip not found (run make data); only the error path is checked"
+  skip "training runs: fra-eng.zip not found (run make data); only the error path is checked"
   check "missing data is a clear error" grep -q 'make data' "$tmp/probe.log"
   suite_end
   exit

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lab04 smoke run: builds ./lab04, runs the chapter (short timing), checks what it prints,
 # summary.json and the per-head heatmap; checks --heads and the flag errors.
-# Run from the repository root: bash tests/suites/lab04.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab04.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab04
 
@@ -43,6 +43,7 @@ for key in transpose_qkv_shape book_check output_shape attention_weights_shape \
   grep -q "\"$key\":" "$sum" 2>/dev/null && ok "summary.json has \"$key\"" ||
     bad "summary.json lacks \"$key\""
 done
+check "summary transpose_qkv_shape [8, 3, 3]" bash -c "tr -d ' \n' <'$sum' | grep -q '\"transpose_qkv_shape\":\[8,3,3\]'"
 if tr -d ' \n' <"$sum" | grep -q '"output_shape":\[2,4,100\]'; then ok "summary output_shape [2, 4, 100]"; else
   bad "summary output_shape"
 fi

@@ -2,7 +2,7 @@
 # lab06 smoke run: builds ./lab06, runs the chapter for a few epochs (no held-out BLEU, no
 # gnuplot), checks the book's printed shapes, the fixed decoder's two checks, summary.json's
 # keys and the heatmap data; then --save/--load/--translate and --d2l-compat.
-# Run from the repository root: bash tests/suites/lab06.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab06.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab06
 export AL_NO_GNUPLOT=1 OMP_NUM_THREADS=1
@@ -16,7 +16,7 @@ log="$tmp/run.log"
 nodata=false
 if [ $rc -ne 0 ] && grep -q 'make data' "$log"; then
   nodata=true
-  echo "skip lab06: fra-eng.zip not found (run make data); only the demos and the error are checked"
+  skip "training runs: fra-eng.zip not found (run make data); only the demos and the error are checked"
   check "missing data is a clear error" grep -q 'make data' "$log"
 elif [ $rc -eq 0 ]; then ok "./lab06 --epochs 5 exits 0"; else
   bad "./lab06 exited $rc"

@@ -2,7 +2,7 @@
 # lab07 smoke run: builds ./lab07, trains a few batches of the default preset and of the book's
 # preset (--steps), checks what it prints, summary.json and the figures' data; then damaged
 # Fashion-MNIST files (built here) must give one clear error line, and bad flags clear errors.
-# Run from the repository root: bash tests/suites/lab07.sh. Ends with "N passed, N failed".
+# Run from the repository root: bash tests/suites/lab07.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab07
 export AL_NO_GNUPLOT=1
@@ -12,8 +12,7 @@ suite_build lab07
 # Probe the lab's own data search (--data-dir, $D2L_DATA_DIR, ./data/, the Debian package).
 ./lab07 --steps 1 --show 1 --out "$tmp/probe" >"$tmp/probe.log" 2>&1
 if grep -q 'Fashion-MNIST file .* not found' "$tmp/probe.log"; then
-  echo "lab07: Fashion-MNIST not found (apt-get install dataset-fashion-mnist);" \
-    "skipping the training runs"
+  skip "training runs: Fashion-MNIST not found (apt-get install dataset-fashion-mnist)"
 else
   # --- default preset, 30 batches
   ./lab07 --steps 30 --out "$tmp/run" >"$tmp/run.log" 2>&1

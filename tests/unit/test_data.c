@@ -573,7 +573,7 @@ TEST(zip_reads_real_fra_eng) {
   char searched[1024];
   char *path = data_find("fra-eng.zip", NULL, NULL, searched, sizeof searched);
   if (!path) {
-    printf("    note: fra-eng.zip not found (%s); skipping the real-archive check\n", searched);
+    test_skip("fra-eng.zip not found (%s); run make data", searched);
     return;
   }
   unsigned char *out = NULL;

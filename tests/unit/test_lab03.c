@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../common/seq2seq.h"
@@ -81,7 +82,7 @@ static void check_cell_values(RnnKind k) {
   Tensor *mine = NULL, *c_new = NULL;
   mine = k == RNN_GRU ? gru_cell(&p, x, h) : lstm_cell(&p, x, h, c, &c_new);
   if (!mine) {
-    printf("    exercise cell is a stub in this build (VARIANT=labs): skipped\n");
+    test_skip("the exercise cell is a stub in this build (VARIANT=labs)");
     return;
   }
   CHECK_CLOSE(mine->data, wf, B * H, 1e-6, 1e-5); /* same reason */
@@ -176,7 +177,7 @@ TEST(lab03_gradcheck_attention_decoder) {
   for (int i = 0; i < B * T; i++) c.X->data[i] = (float)((i * 3 + 1) % V);
   Tensor *probe = masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL);
   if (!probe) {
-    printf("    lab02 masked_softmax is a stub in this build: skipped\n");
+    test_skip("lab02 masked_softmax is a stub in this build (VARIANT=labs)");
     paramset_free(&ps);
     return;
   }
@@ -204,7 +205,7 @@ TEST(lab03_reference_path_matches_fused) {
       !additive_attention_cached(&n.decoder.attention, tensor_zeros(3, (const int[]){1, 1, 6}),
                                  tensor_zeros(3, (const int[]){1, 2, 6}),
                                  tensor_zeros(3, (const int[]){1, 2, 6}), NULL, false)) {
-    printf("    exercises are stubs in this build: skipped\n");
+    test_skip("the exercises are stubs in this build (VARIANT=labs)");
     BahdanauNet_free(&n);
     return;
   }
@@ -330,7 +331,7 @@ static const char k_corpus[] =
 
 TEST(lab03_train_and_predict_smoke) {
   if (!masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL)) {
-    printf("    lab02 masked_softmax is a stub in this build: skipped\n");
+    test_skip("lab02 masked_softmax is a stub in this build (VARIANT=labs)");
     return;
   }
   NmtConfig cfg;
@@ -366,9 +367,13 @@ TEST(lab03_train_and_predict_smoke) {
     CHECK(p.attn[s * p.attn_len + 3] == 0); /* beyond the valid length */
   }
   seq2seq_prediction_free(&p);
-  char *path = tmp_path("summary.json");
+  char *dir = tmp_path("summary"), path[300];
+  CHECK(mkdir(dir, 0700) == 0);
+  snprintf(path, sizeof path, "%s/summary.json", dir);
   Seq2SeqTranslation tr = {"fire !", "au feu !", "au feu !", 1.0};
-  CHECK_INT(seq2seq_write_summary(path, "d2l-0.17", d, &r, &tr, 1, NAN, NULL, NULL), 0);
+  Summary *S = summary_new("lab03", 1);
+  seq2seq_summary_record(S, "d2l-0.17", d, &r, &tr, 1, NAN);
+  summary_write(S, dir);
   FILE *f = fopen(path, "r");
   char buf[8192] = {0};
   if (f) {
@@ -382,6 +387,7 @@ TEST(lab03_train_and_predict_smoke) {
                         "\"heldout_bleu4\": null"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) CHECK_STR_CONTAINS(buf, keys[i]);
   remove(path);
+  rmdir(dir);
   seq2seq_train_result_free(&r);
   BahdanauNet_free(&n);
   nmt_data_free(d);
@@ -411,7 +417,7 @@ static void golden_cell(RnnKind k, const Golden *ref, bool exercise) {
   if (exercise) {
     hn = k == RNN_GRU ? gru_cell(&p, x, h) : lstm_cell(&p, x, h, c, &cn);
     if (!hn) {
-      printf("    %s exercise cell is a stub in this build: skipped\n", pre);
+      test_skip("the %s exercise cell is a stub in this build (VARIANT=labs)", pre);
       return;
     }
   } else {

@@ -17,7 +17,7 @@
 static bool have_lab05(const char *test) {
   float P[4];
   if (positional_encoding_table(P, 2, 2) == 0) return true;
-  printf("    %s: skipped, exercise 5.1 is a stub in this build (VARIANT=labs)\n", test);
+  test_skip("exercise 5.1 is a stub in this build (VARIANT=labs)");
   return false;
 }
 

@@ -40,8 +40,7 @@ static bool have_lab06(const char *test) {
   float P[2];
   ok = ok && positional_encoding_table(P, 1, 2) == 0;
   if (!ok)
-    printf("    %s: skipped, the lab06 exercises (or those of labs 02-05) are stubs in this "
-           "build (VARIANT=labs)\n", test);
+    test_skip("the lab06 exercises (or those of labs 02-05) are stubs in this build (VARIANT=labs)");
   return ok;
 }
 
@@ -311,11 +310,12 @@ TEST(lab06_decoder_cache_errors) {
 
 /* ---------- gradient checks ---------- */
 
-/* float32 forward, central differences with step 1e-3: ~1e-4 relative rounding noise; 1e-2
- * leaves room for it and still catches any wrong backward (errors are O(1) then). The fixed
- * seeds keep ReLU pre-activations away from their kink at this step. */
+/* Step 1e-3, not GRADCHECK's 1e-2: the fixed seeds keep ReLU pre-activations more than 1e-3
+ * (not 1e-2) away from their kink. 2e-2: float32 rounding of a whole Transformer's forward over
+ * that small step reads up to 9e-3 of the largest gradient over 20 seeds of R (AL_TEST_SEED), so
+ * these checks catch a wrong backward (errors O(1)) but not one off by 1%; the smaller ones do. */
 #define GC_EPS 1e-3
-#define GC_TOL 1e-2
+#define GC_TOL 2e-2
 
 static Tensor *ffn_fn(Tensor **in, void *ctx) {
   PositionWiseFFN *f = ctx;

@@ -375,7 +375,7 @@ TEST(plot_env_switch_disables_rendering) {
 static bool need_gnuplot(const char *test) {
   plot_force_no_gnuplot(0);
   if (plot_have_gnuplot()) return true;
-  printf("    note: %s skipped: no gnuplot with a png/svg terminal (make deps)\n", test);
+  test_skip("no gnuplot with a png/svg terminal (make deps)");
   return false;
 }
 

@@ -1,6 +1,6 @@
-/* Tests of common/text.c: preprocessing, tokenizing, Vocab (both editions), arrays, minibatches,
- * BLEU; and the whole pipeline against the Python golden files in tests/golden/ (when
- * fra-eng.zip is available). */
+/* Tests of common/text.h (nmt.c, vocab.c, bleu.c): preprocessing, tokenizing, Vocab (both
+ * editions), arrays, minibatches, BLEU; and the whole pipeline against the Python golden files
+ * in tests/golden/ (when fra-eng.zip is available). */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -520,7 +520,7 @@ static char *real_text(size_t *len) {
   char *text;
   char err[1536];
   if (read_data_nmt(NULL, &text, len, err, sizeof err) != 0) {
-    printf("    note: %s; skipping the golden comparison\n", err);
+    test_skip("%s", err);
     return NULL;
   }
   return text;

@@ -5,15 +5,11 @@
 #include <string.h>
 
 #include "../grade.h"
+#include "../../sine_fill.h"
 #include "../../../common/rng.h"
 #include "lab02/lab02.h"
 
 enum { B = 2, Q = 3, K = 4, QS = 3, KS = 2, VS = 3, H = 5 };
-
-/* v[i] = scale * sin(a i + b): reproducible inputs and weights of order 1 */
-static void fill(float *v, int n, double a, double b, double scale) {
-  for (int i = 0; i < n; i++) v[i] = (float)(scale * sin(a * i + b));
-}
 
 typedef struct {
   float q[B * Q * QS], k[B * K * KS], v[B * K * VS];
@@ -21,10 +17,10 @@ typedef struct {
 } Setup;
 
 static void setup(Setup *s) {
-  fill(s->q, B * Q * QS, 0.37, 0.1, 1.0), fill(s->k, B * K * KS, 0.53, 0.2, 1.0);
-  fill(s->v, B * K * VS, 0.29, 0.3, 2.0);
-  fill(s->Wq, QS * H, 0.71, 0.4, 0.9), fill(s->Wk, KS * H, 0.43, 0.5, 0.9);
-  fill(s->wv, H, 0.61, 0.6, 1.2);
+  sine_fill(s->q, B * Q * QS, 0.37, 0.1, 1.0), sine_fill(s->k, B * K * KS, 0.53, 0.2, 1.0);
+  sine_fill(s->v, B * K * VS, 0.29, 0.3, 2.0);
+  sine_fill(s->Wq, QS * H, 0.71, 0.4, 0.9), sine_fill(s->Wk, KS * H, 0.43, 0.5, 0.9);
+  sine_fill(s->wv, H, 0.61, 0.6, 1.2);
 }
 
 /* The definition: out (B, Q, VS), weights (B, Q, K); len per (batch, query). */
@@ -167,7 +163,7 @@ GRADED_TEST(lab02_additive_gradient, 2,
     return;
   }
   float R[B * Q * VS];
-  fill(R, B * Q * VS, 0.83, 0.8, 1.0);
+  sine_fill(R, B * Q * VS, 0.83, 0.8, 1.0);
   ag_backward(t_sum_all(t_mul(out, tensor_from(SHAPE(B, Q, VS), R))));
   struct {
     const char *name;

@@ -5,14 +5,11 @@
 #include <string.h>
 
 #include "../grade.h"
+#include "../../sine_fill.h"
 #include "../../../common/rng.h"
 #include "lab02/lab02.h"
 
 enum { B = 2, Q = 3, K = 5, D = 4, V = 3, MAXD = 16 };
-
-static void fill(float *v, int n, double a, double b, double scale) {
-  for (int i = 0; i < n; i++) v[i] = (float)(scale * sin(a * i + b));
-}
 
 /* The definition: softmax over j < len of q.k / sqrt(d), then the weighted sum of values.
  * q (B, Q, d), k (B, K, d), v (B, K, V); out (B, Q, V), w (B, Q, K). */
@@ -39,12 +36,12 @@ static void reference(const float *q, const float *k, const float *v, int d, con
 }
 
 /* Run the student's forward (eval mode, dropout 0.5 set: eval must ignore it) on inputs of
- * length d made by fill(..., scale) and compare output and stored weights. len: per (b, i);
+ * length d made by sine_fill(..., scale) and compare output and stored weights. len: per (b, i);
  * vl: the tensor passed (NULL, (B) or (B, Q)). Returns 1 when everything matched. */
 static int check_forward(int d, double scale, Tensor *vl, const int *len, const char *what) {
   float q[B * Q * MAXD], k[B * K * MAXD], v[B * K * V];
-  fill(q, B * Q * d, 0.37, 0.1, scale), fill(k, B * K * d, 0.53, 0.2, scale);
-  fill(v, B * K * V, 0.29, 0.3, 2.0);
+  sine_fill(q, B * Q * d, 0.37, 0.1, scale), sine_fill(k, B * K * d, 0.53, 0.2, scale);
+  sine_fill(v, B * K * V, 0.29, 0.3, 2.0);
   DotProductAttention a;
   DotProductAttention_init(&a, 0.5f);
   Tensor *out = DotProductAttention_forward(&a, tensor_from(SHAPE(B, Q, d), q),
@@ -118,8 +115,8 @@ static double loss_ref(const float *q, const float *k, const float *v, const int
 GRADED_TEST(lab02_dot_product_gradient, 2,
             "2.3 DotProductAttention is differentiable: gradients reach queries, keys, values") {
   float q[B * Q * D], k[B * K * D], v[B * K * V], R[B * Q * V];
-  fill(q, B * Q * D, 0.37, 0.1, 1.0), fill(k, B * K * D, 0.53, 0.2, 1.0);
-  fill(v, B * K * V, 0.29, 0.3, 2.0), fill(R, B * Q * V, 0.83, 0.8, 1.0);
+  sine_fill(q, B * Q * D, 0.37, 0.1, 1.0), sine_fill(k, B * K * D, 0.53, 0.2, 1.0);
+  sine_fill(v, B * K * V, 0.29, 0.3, 2.0), sine_fill(R, B * Q * V, 0.83, 0.8, 1.0);
   static const int len[B * Q] = {2, 5, 3, 4, 1, 5};
   Tensor *tq = tensor_from(SHAPE(B, Q, D), q), *tk = tensor_from(SHAPE(B, K, D), k);
   Tensor *tv = tensor_from(SHAPE(B, K, V), v);
@@ -167,7 +164,7 @@ GRADED_TEST(lab02_dot_product_dropout_training, 2,
             "2.3 attention_weights are stored before dropout; dropout applies when training") {
   /* values = identity: the output IS the (dropped-out) weights */
   float q[B * Q * D], k[B * K * D];
-  fill(q, B * Q * D, 0.37, 0.1, 1.0), fill(k, B * K * D, 0.53, 0.2, 1.0);
+  sine_fill(q, B * Q * D, 0.37, 0.1, 1.0), sine_fill(k, B * K * D, 0.53, 0.2, 1.0);
   Tensor *eye = tensor_zeros(SHAPE(B, K, K));
   for (int b = 0; b < B; b++)
     for (int j = 0; j < K; j++) eye->data[(b * K + j) * K + j] = 1;

@@ -7,20 +7,17 @@
 #include <string.h>
 
 #include "../grade.h"
+#include "../../sine_fill.h"
 #include "lab03/lab03.h"
 
 static double sg(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-/* fixed inputs: v[i] = scale * sin(a i + b) */
+/* fixed inputs (sine_fill.h) of shape (r, c) and (n) */
 static Tensor *gen(int r, int c, double a, double b, double scale) {
-  Tensor *t = tensor_new(2, (const int[]){r, c});
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-  return t;
+  return sine_tensor(2, (const int[]){r, c}, a, b, scale);
 }
 static Tensor *gen1(int n, double a, double b, double scale) {
-  Tensor *t = tensor_new(1, (const int[]){n});
-  for (long i = 0; i < n; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-  return t;
+  return sine_tensor(1, (const int[]){n}, a, b, scale);
 }
 
 enum { B = 3, IN = 4, HID = 3 };
@@ -145,7 +142,7 @@ enum { AB = 2, AQ = 2, AK = 4, AH = 3, AV = 2, AQS = 5 };
 
 static void attn_setup(AdditiveAttention *a, ParamSet *ps) {
   AdditiveAttention_init(a, ps, "t", AH, AQS, AH, 0.0f);
-  for (int i = 0; i < AQS * AH; i++) a->W_q.W->data[i] = (float)(0.5 * sin(0.9 * i + 0.3));
+  sine_fill(a->W_q.W->data, AQS * AH, 0.9, 0.3, 0.5);
   for (int i = 0; i < AH; i++) a->w_v.W->data[i] = (float)(cos(1.1 * i));
 }
 
@@ -175,9 +172,7 @@ static void ref_attn(const AdditiveAttention *a, const double *q, const double *
 }
 
 static Tensor *gen3(int a, int b, int c, double f, double ph, double s) {
-  Tensor *t = tensor_new(3, (const int[]){a, b, c});
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(s * sin(f * (double)i + ph));
-  return t;
+  return sine_tensor(3, (const int[]){a, b, c}, f, ph, s);
 }
 
 static void check_attention(int part) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../grade.h"
+#include "../../sine_fill.h"
 #include "lab04/lab04.h"
 
 /* X (B, n, H*d) filled with 100 b + 10 i + c / 10: every entry tells where it came from. */
@@ -72,10 +73,6 @@ GRADED_TEST(lab04_transpose_output, 2,
 
 enum { B = 2, NQ = 3, NK = 4, QS = 3, KS = 2, VS = 5, HID = 6, HEADS = 3 };
 
-/* deterministic inputs/weights: v[i] = scale * sin(a i + b) */
-static void fill(float *v, long n, double a, double b, double scale) {
-  for (long i = 0; i < n; i++) v[i] = (float)(scale * sin(a * (double)i + b));
-}
 
 typedef struct {
   float q[B * NQ * QS], k[B * NK * KS], v[B * NK * VS];
@@ -83,12 +80,12 @@ typedef struct {
 } Setup;
 
 static void setup(Setup *s) {
-  fill(s->q, B * NQ * QS, 0.37, 0.1, 1), fill(s->k, B * NK * KS, 0.53, 0.2, 1);
-  fill(s->v, B * NK * VS, 0.29, 0.3, 1);
-  fill(s->Wq, QS * HID, 0.71, 0.4, 0.8), fill(s->Wk, KS * HID, 0.43, 0.5, 0.8);
-  fill(s->Wv, VS * HID, 0.61, 0.6, 0.8), fill(s->Wo, HID * HID, 0.47, 0.7, 0.5);
-  fill(s->bq, HID, 0.9, 1.1, 0.2), fill(s->bk, HID, 0.9, 1.2, 0.2);
-  fill(s->bv, HID, 0.9, 1.3, 0.2), fill(s->bo, HID, 0.9, 1.4, 0.2);
+  sine_fill(s->q, B * NQ * QS, 0.37, 0.1, 1), sine_fill(s->k, B * NK * KS, 0.53, 0.2, 1);
+  sine_fill(s->v, B * NK * VS, 0.29, 0.3, 1);
+  sine_fill(s->Wq, QS * HID, 0.71, 0.4, 0.8), sine_fill(s->Wk, KS * HID, 0.43, 0.5, 0.8);
+  sine_fill(s->Wv, VS * HID, 0.61, 0.6, 0.8), sine_fill(s->Wo, HID * HID, 0.47, 0.7, 0.5);
+  sine_fill(s->bq, HID, 0.9, 1.1, 0.2), sine_fill(s->bk, HID, 0.9, 1.2, 0.2);
+  sine_fill(s->bv, HID, 0.9, 1.3, 0.2), sine_fill(s->bo, HID, 0.9, 1.4, 0.2);
 }
 
 /* x (rows, in) @ W (in, out) + b in double */
@@ -213,7 +210,7 @@ GRADED_TEST(lab04_mha_gradient, 1,
   if (!out) paramset_free(&ps);
   EXPECT_NOT_NULL(out, "MultiHeadAttention_forward");
   float R[B * NQ * HID];
-  fill(R, B * NQ * HID, 0.83, 0.8, 1);
+  sine_fill(R, B * NQ * HID, 0.83, 0.8, 1);
   ag_backward(t_sum_all(t_mul(out, tensor_from(3, (int[]){B, NQ, HID}, R))));
   struct {
     const char *name;

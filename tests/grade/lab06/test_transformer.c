@@ -6,20 +6,16 @@
 
 #include "../../../chapters/06_transformer/transformer.h"
 #include "../grade.h"
-
-/* deterministic values: v[i] = scale * sin(a i + b) */
-static void fill(float *v, long n, double a, double b, double scale) {
-  for (long i = 0; i < n; i++) v[i] = (float)(scale * sin(a * (double)i + b));
-}
+#include "../../sine_fill.h"
 
 GRADED_TEST(lab06_ffn, 3, "6.1 PositionWiseFFN: dense2(relu(dense1(X))) at every position") {
   ParamSet ps = {0};
   PositionWiseFFN f;
   PositionWiseFFN_init(&f, &ps, "ffn", 3, 4, 2);
-  fill(f.dense1.W->data, 12, 0.7, 0.2, 1.0), fill(f.dense1.b->data, 4, 0.9, 0.4, 0.5);
-  fill(f.dense2.W->data, 8, 0.5, 0.6, 1.0), fill(f.dense2.b->data, 2, 1.1, 0.8, 0.5);
+  sine_fill(f.dense1.W->data, 12, 0.7, 0.2, 1.0), sine_fill(f.dense1.b->data, 4, 0.9, 0.4, 0.5);
+  sine_fill(f.dense2.W->data, 8, 0.5, 0.6, 1.0), sine_fill(f.dense2.b->data, 2, 1.1, 0.8, 0.5);
   Tensor *X = tensor_new(3, (int[]){2, 2, 3}); /* (batch, steps, in) */
-  fill(X->data, 12, 0.3, 1.0, 2.0);
+  sine_fill(X->data, 12, 0.3, 1.0, 2.0);
   X->requires_grad = true;
   Tensor *Y = PositionWiseFFN_forward(&f, X);
   EXPECT_NOT_NULL(Y, "PositionWiseFFN_forward");
@@ -66,9 +62,9 @@ GRADED_TEST(lab06_addnorm, 3, "6.2 AddNorm: LayerNorm(dropout(Y) + X)") {
   ParamSet ps = {0};
   AddNorm a;
   AddNorm_init(&a, &ps, "an", 4, 0.5f);
-  fill(a.ln.gamma->data, 4, 0.8, 0.3, 1.0), fill(a.ln.beta->data, 4, 0.6, 0.9, 0.5);
+  sine_fill(a.ln.gamma->data, 4, 0.8, 0.3, 1.0), sine_fill(a.ln.beta->data, 4, 0.6, 0.9, 0.5);
   Tensor *X = tensor_new(3, (int[]){1, 2, 4}), *Y = tensor_new(3, (int[]){1, 2, 4});
-  fill(X->data, 8, 0.4, 0.1, 1.5), fill(Y->data, 8, 0.9, 0.7, 1.0);
+  sine_fill(X->data, 8, 0.4, 0.1, 1.5), sine_fill(Y->data, 8, 0.9, 0.7, 1.0);
   Y->requires_grad = true;
   Tensor *Z = AddNorm_forward(&a, X, Y, false); /* evaluation: dropout is the identity */
   EXPECT_NOT_NULL(Z, "AddNorm_forward");
@@ -121,7 +117,7 @@ GRADED_TEST(lab06_decoder_block_causal, 3,
   TransformerDecoderBlock_init(&db, &ps, "db", 8, 16, 2, 0.0f, false);
   ag_set_grad_enabled(false);
   Tensor *X = tensor_new(3, (int[]){2, 5, 8}), *enc = tensor_new(3, (int[]){2, 4, 8});
-  fill(X->data, X->size, 0.31, 0.2, 1.0), fill(enc->data, enc->size, 0.57, 0.5, 1.0);
+  sine_fill(X->data, X->size, 0.31, 0.2, 1.0), sine_fill(enc->data, enc->size, 0.57, 0.5, 1.0);
   Tensor *vl = tensor_from(1, (int[]){2}, (float[]){4, 2});
   Tensor *Y = TransformerDecoderBlock_forward(&db, X, enc, vl, NULL, false, DECODER_FIXED);
   EXPECT_NOT_NULL(Y, "TransformerDecoderBlock_forward (uses your causal_valid_lens)");

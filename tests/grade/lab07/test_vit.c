@@ -7,17 +7,8 @@
 #include <string.h>
 
 #include "../grade.h"
-#include "lab07/lab07.h"
-
-static Tensor *gen(int ndim, const int *shape, double a, double b, double scale) {
-  Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-  return t;
-}
-
-static void fill(Tensor *t, double a, double b, double scale) {
-  for (long i = 0; i < t->size; i++) t->data[i] = (float)(scale * sin(a * (double)i + b));
-}
+#include "../../sine_fill.h"
+#include "../../../chapters/07_vit/vit.h"
 
 /* ---------------------------------------------------------------- 7.1 */
 
@@ -26,9 +17,9 @@ GRADED_TEST(lab07_patch_embedding, 3,
   ParamSet ps = {0};
   PatchEmbedding pe;
   PatchEmbedding_init(&pe, &ps, "pe", 6, 3, 2, 5);
-  fill(pe.proj.W, 0.31, 0.2, 0.4);
-  fill(pe.proj.b, 0.7, 0.3, 0.2);
-  Tensor *X = gen(4, (const int[]){2, 2, 6, 6}, 0.37, 0.2, 1.0); /* (batch, C, H, W) */
+  sine_fill_tensor(pe.proj.W, 0.31, 0.2, 0.4);
+  sine_fill_tensor(pe.proj.b, 0.7, 0.3, 0.2);
+  Tensor *X = sine_tensor(4, (const int[]){2, 2, 6, 6}, 0.37, 0.2, 1.0); /* (batch, C, H, W) */
   Tensor *Y = PatchEmbedding_forward(&pe, X);
   EXPECT_NOT_NULL(Y, "PatchEmbedding_forward");
   if (!EXPECT_SHAPE(Y, "PatchEmbedding_forward((2, 2, 6, 6)), patch 3, 5 hiddens", 2, 4, 5))
@@ -128,9 +119,10 @@ GRADED_TEST(lab07_vit_block, 4,
   ParamSet ps = {0};
   ViTBlock blk;
   ViTBlock_init(&blk, &ps, "blk", HID, MLPH, HEADS, 0.0f, false);
-  for (int j = 0; j < ps.n; j++) fill(ps.items[j], 0.3 + 0.11 * j, 0.2 * j, 0.6);
+  for (int j = 0; j < ps.n; j++) sine_fill_tensor(ps.items[j], 0.3 + 0.11 * j, 0.2 * j, 0.6);
   for (int j = 0; j < HID; j++) blk.ln1.gamma->data[j] += 1.0f, blk.ln2.gamma->data[j] += 1.0f;
-  Tensor *X = gen(3, (const int[]){B, N, HID}, 0.43, 0.1, 1.5); /* (batch, steps, hiddens) */
+  /* (batch, steps, hiddens) */
+  Tensor *X = sine_tensor(3, (const int[]){B, N, HID}, 0.43, 0.1, 1.5);
   X->requires_grad = true;
   Tensor *Y = ViTBlock_forward(&blk, X, NULL, false);
   EXPECT_NOT_NULL(Y, "ViTBlock_forward");
@@ -178,7 +170,7 @@ GRADED_TEST(lab07_cls_and_positions, 3,
   ViT_init(&m, &ps, 4, 2, 1, 3, 4, 1, 1, 0.0f, 0.0f, false, 2); /* 4 patches + <cls> */
   for (int i = 0; i < 3; i++) m.cls_token->data[i] = 10.0f * (float)(i + 1);
   for (int i = 0; i < 15; i++) m.pos_embedding->data[i] = 0.5f * (float)i;
-  Tensor *P = gen(3, (const int[]){2, 4, 3}, 0.7, 0.1, 1.0); /* (batch, patches, hiddens) */
+  Tensor *P = sine_tensor(3, (const int[]){2, 4, 3}, 0.7, 0.1, 1.0); /* (batch, patches, hiddens) */
   Tensor *Y = vit_add_cls_and_positions(&m, P, false);
   EXPECT_NOT_NULL(Y, "vit_add_cls_and_positions");
   if (!EXPECT_SHAPE(Y, "vit_add_cls_and_positions((2, 4, 3))", 2, 5, 3)) {
@@ -200,7 +192,7 @@ GRADED_TEST(lab07_cls_and_positions, 3,
   if (m.cls_token->grad) EXPECT_NEAR(m.cls_token->grad[0], 2.0, 1e-6, "d sum(Y) / d cls_token[0] (2 examples)");
   if (m.pos_embedding->grad) EXPECT_NEAR(m.pos_embedding->grad[4], 2.0, 1e-6, "d sum(Y) / d pos[1][1]");
   ag_step_reset(); /* frees the arena: P is made again */
-  P = gen(3, (const int[]){2, 4, 3}, 0.7, 0.1, 1.0);
+  P = sine_tensor(3, (const int[]){2, 4, 3}, 0.7, 0.1, 1.0);
   /* embedding dropout: active only while training */
   m.dropout.p = 0.5f;
   Tensor *E = vit_add_cls_and_positions(&m, P, false);
