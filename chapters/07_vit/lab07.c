@@ -99,6 +99,10 @@ int main(int argc, char **argv) {
       {"--show", OPT_INT, &n_show, "test images in the prediction and attention figures (1..12)"},
       {NULL, 0, NULL, NULL},
   };
+  static const char *const presets[] = {"cpu", "d2l", NULL};
+  cli_lab_info(&(CliLabInfo){presets, "cpu is sized for a laptop, d2l is the book's (96 x 96, "
+                             "patch 16, 512 hiddens)", 0, INT_MAX,
+                             "0 evaluates the untrained model", 0});
   cli_parse(argc, argv, "lab07", "the Vision Transformer on Fashion-MNIST", &args, extra);
   const Preset *P = NULL;
   const char *pname = args.preset ? args.preset : "cpu";
