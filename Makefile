@@ -170,12 +170,14 @@ test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build
 include tests/grade/grade.mk
 include tests/bench/bench.mk
 include docs/docs.mk
+include tests/fuzz/fuzz.mk
 
 # ---------------------------------------------------------------- setup
 # python3 builds the test suites' data fixtures; curl lets `make data` download fra-eng.zip.
 # .ci/run reads this line, so it is the one list.
+# clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz).
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  python3 curl ca-certificates
+  python3 curl ca-certificates clang-14 libclang-rt-14-dev
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -199,6 +201,7 @@ help:
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md (+ HTML with pandoc)"
 	@echo "  make bench              GEMM GFLOP/s and lab throughput"
+	@echo "  make fuzz [FUZZ_SECONDS=60]  each libFuzzer harness for that long (tests/fuzz)"
 	@echo "  make deps               install the Debian packages the kit uses (root)"
 	@echo "  make data               put fra-eng.zip under ./data/"
 	@echo "  make clean"
