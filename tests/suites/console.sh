@@ -222,8 +222,34 @@ elif [ $have_fra = 1 ]; then
   echo "skip console: cannot build the LD_PRELOAD shim ($(head -1 "$tmp/shim.log")): fsync order not checked"
 fi
 
-# every summary.json written above is valid UTF-8 JSON
+# ---------------------------------------------------------------- a .gz that inflates to 512 MiB
+# A valid IDX header for 10 images (7,840 bytes) followed by 512 MiB of zeros, in a 0.5 MB
+# gzip: the reader must stop at the header's size, well inside a 400 MB address-space limit.
 PY=$(command -v python3 || true)
+if [ -n "$PY" ] && "$PY" - "$tmp/bomb" <<'PYEOF'
+import os, struct, sys, zlib, gzip
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+co = zlib.compressobj(1, zlib.DEFLATED, 31)
+parts = [co.compress(struct.pack(">IIII", 0x803, 10, 28, 28))]
+z = bytes(1 << 20)
+parts += [co.compress(z) for _ in range(512)]
+parts.append(co.flush())
+open(d + "/train-images-idx3-ubyte.gz", "wb").write(b"".join(parts))
+with gzip.open(d + "/train-labels-idx1-ubyte.gz", "wb") as f:
+    f.write(struct.pack(">II", 0x801, 10) + bytes(10))
+PYEOF
+then
+  (ulimit -v 400000; ./lab07 --data-dir "$tmp/bomb" --steps 1 --out "$tmp/bo" >/dev/null 2>"$tmp/bomb.err")
+  rc=$?
+  if [ $rc = 1 ] && grep -q "^error: lab07: $tmp/bomb/train-images-idx3-ubyte.gz: IDX size mismatch: more than the 7840 bytes of data the header says" "$tmp/bomb.err"; then
+    ok "a .gz inflating to 512 MiB: refused at the header's 7840 bytes, under a 400 MB memory limit"
+  else bad "gzip bomb: exit $rc: $(head -1 "$tmp/bomb.err")"; fi
+else
+  echo "skip console: no python3 to build the gzip bomb"
+fi
+
+# every summary.json written above is valid UTF-8 JSON
 if [ -n "$PY" ]; then
   n=0
   for f in "$tmp"/*/summary.json; do
