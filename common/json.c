@@ -33,7 +33,7 @@ JsonW *json_open(const char *path) {
   sprintf(j->tmp, "%s.tmp", path);
   j->w.f = fopen(j->tmp, "w");
   if (!j->w.f) {
-    fprintf(stderr, "error: cannot write %s: %s\n", j->tmp, strerror(errno));
+    fprintf(stderr, "error: %scannot write %s: %s\n", program_prefix(), j->tmp, strerror(errno));
     free(j->path);
     free(j->tmp);
     free(j);
@@ -251,21 +251,21 @@ int json_close(JsonW *w) {
   JsonImpl *j = impl(w);
   int rc = 0;
   if (w->depth != 0 || w->after_key) {
-    fprintf(stderr, "error: %s: closed with %d unclosed object(s)/array(s); not written\n",
-            j->path, w->depth);
+    fprintf(stderr, "error: %s%s: closed with %d unclosed object(s)/array(s); not written\n",
+            program_prefix(), j->path, w->depth);
     rc = -1;
   }
   if (rc == 0) fputc('\n', w->f);
   if (ferror(w->f)) {
-    fprintf(stderr, "error: writing %s failed\n", j->tmp);
+    fprintf(stderr, "error: %swriting %s failed\n", program_prefix(), j->tmp);
     rc = -1;
   }
   if (fclose(w->f) != 0 && rc == 0) {
-    fprintf(stderr, "error: writing %s failed: %s\n", j->tmp, strerror(errno));
+    fprintf(stderr, "error: %swriting %s failed: %s\n", program_prefix(), j->tmp, strerror(errno));
     rc = -1;
   }
   if (rc == 0 && rename(j->tmp, j->path) != 0) {
-    fprintf(stderr, "error: cannot rename %s to %s: %s\n", j->tmp, j->path, strerror(errno));
+    fprintf(stderr, "error: %scannot rename %s to %s: %s\n", program_prefix(), j->tmp, j->path, strerror(errno));
     rc = -1;
   }
   if (rc != 0) remove(j->tmp); /* never leave a half-written file behind */

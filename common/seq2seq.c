@@ -117,8 +117,9 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     res->epoch_losses[ep] = loss;
     if (!isfinite(loss)) {
       progress_done();
-      fprintf(stderr, "error: train_seq2seq: the loss became %g at epoch %d; try a smaller "
-              "learning rate (--lr) or check the model's forward pass\n", loss, ep + 1);
+      fprintf(stderr, "error: %strain_seq2seq: the loss became %g at epoch %d; try a smaller "
+              "learning rate (--lr) or check the model's forward pass\n", program_prefix(), loss,
+              ep + 1);
       rc = -1;
       res->epochs = ep + 1;
       break;
