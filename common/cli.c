@@ -252,8 +252,9 @@ static int parse_guarded(Ctx *c, int argc, char **argv, LabArgs *args) {
 int cli_parse_args(int argc, char **argv, const char *lab, LabArgs *args, const CliOpt *extra,
                    char *err, size_t errlen) {
   char dummy[8];
-  Ctx c = {prog_name(argv, argc), lab ? lab : "lab", extra, NULL, err ? err : dummy,
-           err ? errlen : sizeof dummy};
+  bool own = err && errlen;
+  Ctx c = {prog_name(argv, argc), lab ? lab : "lab", extra, NULL, own ? err : dummy,
+           own ? errlen : sizeof dummy};
   c.err[0] = '\0';
   snprintf(g_default_out, sizeof g_default_out, "out/%s", c.lab);
   return parse_guarded(&c, argc, argv, args);
