@@ -73,6 +73,15 @@ if [ $have_fra = 1 ]; then
   ./lab03 --epochs 20 --heldout 0 --out "$tmp/tp3" >"$tmp/tp3.log" 2>&1
   one_rate lab03 "$tmp/tp3.log"
 fi
+if [ $have_mnist = 1 ]; then
+  # lab07: the epoch line and the closing line give the same images/sec, defined once
+  log=$tmp/probe7.log
+  r1=$(sed -n 's/^epoch 1\/1: .*, \([0-9.]*\) images\/sec.*/\1/p' "$log")
+  r2=$(sed -n 's/^[0-9]* training images in .*: \([0-9.]*\) images\/sec on .*/\1/p' "$log")
+  if [ -n "$r1" ] && [ "$r1" = "$r2" ] && grep -q '^(images/sec: training images per second' "$log"; then
+    ok "lab07: one throughput ($r1 images/sec) with its definition"
+  else bad "lab07: images/sec '$r1' on the epoch line, '$r2' at the end, definition $(grep -c '^(images/sec' "$log")"; fi
+fi
 
 # ---------------------------------------------------------------- --translate
 if [ $have_fra = 1 ]; then
