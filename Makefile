@@ -172,6 +172,7 @@ test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build
 include tests/grade/grade.mk
 include tests/bench/bench.mk
 include docs/docs.mk
+include tests/fuzz/fuzz.mk
 
 # ---------------------------------------------------------------- setup
 # python3 builds the test suites' data fixtures and checks the figures; curl lets `make data`
@@ -179,8 +180,9 @@ include docs/docs.mk
 # headless chromium opens every page of it in tests/suites/docs_site.sh (~80 MB download; the
 # suite takes about a minute; without chromium it skips, saying so).
 # .ci/run reads this line, so it is the one list.
+# clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz).
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  python3 curl ca-certificates pandoc chromium
+  python3 curl ca-certificates pandoc chromium clang-14 libclang-rt-14-dev
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -204,6 +206,7 @@ help:
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"
 	@echo "  make bench              GEMM GFLOP/s and lab throughput"
+	@echo "  make fuzz [FUZZ_SECONDS=60]  each libFuzzer harness for that long (tests/fuzz)"
 	@echo "  make deps               install the Debian packages the kit uses (root)"
 	@echo "  make data               put fra-eng.zip under ./data/"
 	@echo "  make clean"

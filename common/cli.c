@@ -5,12 +5,15 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "data.h"
 #include "rng.h"
 #include "tensor.h"
 #include "util.h"
@@ -25,13 +28,42 @@ static const CommonFlag COMMON[] = {
     {"--out", "DIR", "where figures and summary.json go (default out/<lab>)"},
     {"--device", "cpu|cuda", "where the tensors live (default cpu)"},
     {"--epochs", "N", "training epochs (default: the preset's)"},
-    {"--preset", "NAME", "a configuration of the book (default: this lab's own)"},
-    {"--data-dir", "DIR", "where to look for data files first"},
+    {"--preset", "NAME", "a configuration of the book"},
+    {"--data-dir", "DIR", "where to look for data files first (it must exist)"},
     {"--help", NULL, "print this help and exit"},
 };
 #define N_COMMON ((int)(sizeof COMMON / sizeof COMMON[0]))
 
 static char g_default_out[256]; /* "out/<lab>": args->out points here unless --out is given */
+static char g_lab[32];          /* the lab's name, for errors after cli_parse */
+static CliLabInfo g_info;       /* presets and --epochs range (cli_lab_info); zero: neither */
+
+void cli_lab_info(const CliLabInfo *info) {
+  memset(&g_info, 0, sizeof g_info);
+  if (info) g_info = *info;
+}
+
+static bool has_presets(void) { return g_info.presets && g_info.presets[0]; }
+static bool trains(void) { return g_info.epochs_max > 0; }
+
+/* A common flag this lab does not take is left out of --help and is an error. */
+static bool common_applies(const char *name) {
+  if (strcmp(name, "--preset") == 0) return has_presets();
+  if (strcmp(name, "--epochs") == 0) return trains();
+  return true;
+}
+
+/* "d2l-0.17 (the default), d2l-1.0" */
+static void preset_list(char *buf, size_t n) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int i = 0; has_presets() && g_info.presets[i] && k + 1 < n; i++) {
+    int w = snprintf(buf + k, n - k, "%s%s%s", i ? ", " : "", g_info.presets[i],
+                     i == 0 ? " (the default)" : "");
+    if (w < 0) break;
+    k += (size_t)w;
+  }
+}
 
 static const char *metavar(OptType t) {
   switch (t) {
@@ -58,7 +90,8 @@ static void usage_item(FILE *f, int *col, const char *name, const char *mv) {
 
 static void print_usage_line(FILE *f, const char *prog, const CliOpt *extra) {
   int col = fprintf(f, "usage: %s", prog);
-  for (int i = 0; i < N_COMMON; i++) usage_item(f, &col, COMMON[i].name, COMMON[i].metavar);
+  for (int i = 0; i < N_COMMON; i++)
+    if (common_applies(COMMON[i].name)) usage_item(f, &col, COMMON[i].name, COMMON[i].metavar);
   if (extra)
     for (const CliOpt *o = extra; o->name; o++) usage_item(f, &col, o->name, metavar(o->type));
   fputc('\n', f);
@@ -71,12 +104,27 @@ static void print_help(FILE *f, const char *prog, const char *lab, const char *s
   fprintf(f, "\ncommon flags:\n");
   for (int i = 0; i < N_COMMON; i++) {
     char left[64];
+    if (!common_applies(COMMON[i].name)) continue;
     snprintf(left, sizeof left, "%s%s%s", COMMON[i].name, COMMON[i].metavar ? " " : "",
              COMMON[i].metavar ? COMMON[i].metavar : "");
-    if (strcmp(COMMON[i].name, "--out") == 0)
+    if (strcmp(COMMON[i].name, "--out") == 0) {
       fprintf(f, "  %-20s where figures and summary.json go (default out/%s)\n", left, lab);
-    else
+    } else if (strcmp(COMMON[i].name, "--preset") == 0) {
+      char list[256];
+      preset_list(list, sizeof list);
+      fprintf(f, "  %-20s one of %s%s%s\n", left, list, g_info.presets_note ? "; " : "",
+              g_info.presets_note ? g_info.presets_note : "");
+    } else if (strcmp(COMMON[i].name, "--epochs") == 0) {
+      char range[64];
+      if (g_info.epochs_max == INT_MAX) snprintf(range, sizeof range, "at least %d", g_info.epochs_min);
+      else snprintf(range, sizeof range, "%d..%d", g_info.epochs_min, g_info.epochs_max);
+      if (g_info.epochs_default > 0)
+        fprintf(f, "  %-20s training epochs, %s (default %d)\n", left, range, g_info.epochs_default);
+      else
+        fprintf(f, "  %-20s training epochs, %s (default: the preset's)\n", left, range);
+    } else {
       fprintf(f, "  %-20s %s\n", left, COMMON[i].help);
+    }
   }
   if (extra && extra[0].name) {
     fprintf(f, "\n%s flags:\n", lab);
@@ -84,8 +132,8 @@ static void print_help(FILE *f, const char *prog, const char *lab, const char *s
       char left[64], def[96] = "";
       const char *mv = metavar(o->type);
       snprintf(left, sizeof left, "%s%s%s", o->name, mv ? " " : "", mv ? mv : "");
-      /* the value in dest before parsing is the default */
-      if (o->dest) {
+      /* the value in dest before parsing is the default, unless the help line says it */
+      if (o->dest && !(o->help && (strstr(o->help, "default") || strstr(o->help, "preset")))) {
         if (o->type == OPT_INT)
           snprintf(def, sizeof def, " (default %d)", *(const int *)o->dest);
         else if (o->type == OPT_FLOAT)
@@ -119,21 +167,29 @@ static int edit_distance(const char *a, const char *b) {
 typedef struct {
   const char *prog, *lab;
   const CliOpt *extra;
+  jmp_buf *jb;      /* cli_parse_args: a usage error jumps back here with the message */
+  char *err;
+  size_t errlen;
 } Ctx;
 
-/* A usage error: one line saying what was wrong, the usage line, exit 2. */
+/* Print "error: lab03: MSG", the usage line and a pointer to --help; exit 2. */
+_Noreturn static void usage_exit(const char *prog, const char *lab, const CliOpt *extra,
+                                 const char *msg) {
+  fflush(stdout);
+  fprintf(stderr, "error: %s: %s\n", lab, msg);
+  print_usage_line(stderr, prog, extra);
+  fprintf(stderr, "(%s --help explains every flag)\n", prog);
+  exit(2);
+}
+
+/* A usage error: one line saying what was wrong (returned by cli_parse_args). */
 __attribute__((format(printf, 2, 3))) _Noreturn static void usage_error(const Ctx *c,
                                                                          const char *fmt, ...) {
-  fflush(stdout);
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: ", c->lab);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(c->err, c->errlen, fmt, ap);
   va_end(ap);
-  print_usage_line(stderr, c->prog, c->extra);
-  fprintf(stderr, "(%s --help explains every flag)\n", c->prog);
-  exit(2);
+  longjmp(*c->jb, 1);
 }
 
 static long parse_long(const Ctx *c, const char *flag, const char *s, long lo, long hi) {
@@ -166,10 +222,47 @@ static uint64_t parse_seed(const Ctx *c, const char *s) {
   return (uint64_t)v;
 }
 
-void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabArgs *args,
-               const CliOpt *extra) {
-  Ctx c = {prog_name(argv, argc), lab ? lab : "lab", extra};
+/* --epochs N against the lab's range, one message for every lab and every value */
+static int parse_epochs(const Ctx *c, const char *val) {
+  char *end;
+  errno = 0;
+  long v = strtol(val, &end, 10);
+  if (end == val || *end != '\0' || errno == ERANGE)
+    usage_error(c, "--epochs expects an integer, got '%s'", val);
+  if (v < g_info.epochs_min || v > g_info.epochs_max) {
+    char range[64];
+    if (g_info.epochs_max == INT_MAX) snprintf(range, sizeof range, "at least %d", g_info.epochs_min);
+    else snprintf(range, sizeof range, "in %d..%d", g_info.epochs_min, g_info.epochs_max);
+    usage_error(c, "--epochs %ld: must be %s%s%s%s", v, range, g_info.epochs_why ? " (" : "",
+                g_info.epochs_why ? g_info.epochs_why : "", g_info.epochs_why ? ")" : "");
+  }
+  return (int)v;
+}
+
+static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args);
+
+/* usage_error longjmps back here with its message in c->err */
+static int parse_guarded(Ctx *c, int argc, char **argv, LabArgs *args) {
+  jmp_buf jb;
+  c->jb = &jb;
+  if (setjmp(jb) == 0) return parse_into(c, argc, argv, args);
+  return -1;
+}
+
+int cli_parse_args(int argc, char **argv, const char *lab, LabArgs *args, const CliOpt *extra,
+                   char *err, size_t errlen) {
+  char dummy[8];
+  bool own = err && errlen;
+  Ctx c = {prog_name(argv, argc), lab ? lab : "lab", extra, NULL, own ? err : dummy,
+           own ? errlen : sizeof dummy};
+  c.err[0] = '\0';
   snprintf(g_default_out, sizeof g_default_out, "out/%s", c.lab);
+  return parse_guarded(&c, argc, argv, args);
+}
+
+static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
+  const Ctx c = *cp;
+  const CliOpt *extra = c.extra;
   args->seed = 42;
   args->out = g_default_out;
   args->device = "cpu";
@@ -180,10 +273,7 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
   /* --help wins wherever it is, even after a bad flag */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) break;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      print_help(stdout, c.prog, c.lab, summary, extra);
-      exit(0);
-    }
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
   }
 
   for (int i = 1; i < argc; i++) {
@@ -208,6 +298,11 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
     if (common < 0 && extra)
       for (const CliOpt *o = extra; o->name; o++)
         if (strcmp(name, o->name) == 0) opt = o;
+    if (common >= 0 && !common_applies(name)) {
+      if (strcmp(name, "--preset") == 0)
+        usage_error(&c, "this lab has no presets (--preset is for lab03, lab06 and lab07)");
+      usage_error(&c, "this lab does not train, so --epochs does not apply");
+    }
     if (common < 0 && !opt) {
       const char *best = NULL;
       int bd = 3; /* suggest only close matches */
@@ -250,8 +345,15 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
           usage_error(&c, "--device is cpu or cuda, got '%s'", val);
         args->device = val;
       } else if (strcmp(n, "--epochs") == 0) {
-        args->epochs = (int)parse_long(&c, "--epochs", val, 0, INT_MAX);
+        args->epochs = parse_epochs(&c, val);
       } else if (strcmp(n, "--preset") == 0) {
+        bool known = false;
+        for (int k = 0; g_info.presets[k]; k++) known |= strcmp(val, g_info.presets[k]) == 0;
+        if (!known) {
+          char list[256];
+          preset_list(list, sizeof list);
+          usage_error(&c, "unknown --preset '%s' (%s's presets: %s)", val, c.lab, list);
+        }
         args->preset = val;
       } else if (strcmp(n, "--data-dir") == 0) {
         args->data_dir = val;
@@ -268,20 +370,75 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
   }
 
 #ifndef AL_HAVE_CUDA
-  if (strcmp(args->device, "cuda") == 0) {
+  if (strcmp(args->device, "cuda") == 0)
+    usage_error(&c, "this build has no CUDA kernels (the CUDA backend is not written yet, or nvcc "
+                "was not found at build time); run with --device cpu");
+#endif
+  return 0;
+}
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabArgs *args,
+               const CliOpt *extra) {
+  /* Line-buffered even into a pipe or a file: `./lab06 | tee log` shows each line as it comes. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *prog = prog_name(argv, argc);
+  lab = lab ? lab : "lab";
+  snprintf(g_lab, sizeof g_lab, "%s", lab);
+  die_set_program(g_lab);
+  char err[512];
+  int rc = cli_parse_args(argc, argv, lab, args, extra, err, sizeof err);
+  if (rc == 1) {
+    print_help(stdout, prog, lab, summary, extra);
+    exit(0);
+  }
+  if (rc != 0) usage_exit(prog, lab, extra, err);
+  /* A directory the user names must exist: no silent fall back to another place. */
+  if (args->data_dir && !is_dir(args->data_dir)) {
+    snprintf(err, sizeof err, "--data-dir %.400s: no such directory", args->data_dir);
+    usage_exit(prog, lab, extra, err);
+  }
+  const char *env = getenv("D2L_DATA_DIR");
+  if (env && *env && !is_dir(env)) {
+    snprintf(err, sizeof err,
+             "D2L_DATA_DIR=%.400s: no such directory (unset it, or point it at your data)", env);
+    usage_exit(prog, lab, extra, err);
+  }
+  if (mkdir_p(args->out) != 0)
+    die("cannot create the output directory '%s': %s (choose another with --out DIR)", args->out,
+        strerror(errno));
+  data_set_announce(1);
+  rng_seed(args->seed);
+}
+
+void cli_check_output_file(const char *flag, const char *path) {
+  if (!path) return;
+  const char *lab = g_lab[0] ? g_lab : "lab";
+  size_t n = strlen(path);
+  char *dir = xmalloc(n + 2);
+  memcpy(dir, path, n + 1);
+  char *slash = strrchr(dir, '/');
+  if (!slash) strcpy(dir, ".");
+  else if (slash == dir) dir[1] = '\0'; /* "/x.bin": the root */
+  else *slash = '\0';
+  char why[1100] = "";
+  if (n == 0 || path[n - 1] == '/' || is_dir(path))
+    snprintf(why, sizeof why, "that is a directory; name a file in it");
+  else if (!is_dir(dir))
+    snprintf(why, sizeof why, "the directory %.1000s does not exist (create it first)", dir);
+  else if (access(dir, W_OK | X_OK) != 0)
+    snprintf(why, sizeof why, "the directory %.1000s is not writable", dir);
+  if (why[0]) {
     fflush(stdout);
-    fprintf(stderr,
-            "%s: this build has no CUDA kernels (the CUDA backend is not written yet, or nvcc "
-            "was not found at build time); run with --device cpu\n",
-            c.lab);
+    fprintf(stderr, "error: %s: %s %s: %s\n", lab, flag, path, why);
+    free(dir);
     exit(2);
   }
-#endif
-
-  if (mkdir_p(args->out) != 0)
-    die("%s: cannot create the output directory '%s': %s (choose another with --out DIR)",
-        c.lab, args->out, strerror(errno));
-  rng_seed(args->seed);
+  free(dir);
 }
 
 /* ---------- progress line ---------- */
@@ -301,6 +458,7 @@ void progress_report(int epoch, int epochs, double loss, double rate, const char
     g_line_open = true;
   } else {
     printf("%s\n", line);
+    fflush(stdout);
   }
 }
 

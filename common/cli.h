@@ -4,6 +4,8 @@
 #define AL_CLI_H
 
 #include <stdbool.h>
+#include <limits.h> /* INT_MAX for CliLabInfo.epochs_max */
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum { OPT_FLAG, OPT_INT, OPT_FLOAT, OPT_STR } OptType;
@@ -24,15 +26,41 @@ typedef struct LabArgs {
   const char *data_dir; /* --data-dir DIR */
 } LabArgs;
 
+/* What a lab tells cli_parse about itself, before calling it (cli_lab_info): its presets and
+ * the --epochs it accepts. A lab that never calls cli_lab_info has no presets and does not
+ * train, so --preset and --epochs are errors there (and --help leaves them out). */
+typedef struct CliLabInfo {
+  const char *const *presets; /* NULL-terminated names; presets[0] is the default */
+  const char *presets_note;   /* optional: what the presets are, for --help */
+  int epochs_min, epochs_max; /* the --epochs range; epochs_max 0: the lab does not train */
+  const char *epochs_why;     /* optional: why the range, said with a range error */
+  int epochs_default;         /* for --help */
+} CliLabInfo;
+void cli_lab_info(const CliLabInfo *info);
+
 /* Parse argv. lab is "lab03"; summary one line for --help; extra is a table ending with a
- * {NULL} entry (may be NULL). --help prints usage and exits 0; an unknown flag or a bad value
- * prints what was wrong and the usage line, exits 2. Creates the --out directory. Seeds g_rng.
+ * {NULL} entry (may be NULL). --help prints usage and exits 0; an unknown flag, a bad value, an
+ * unknown preset or a --data-dir that is no directory prints "error: lab03: what was wrong" and
+ * the usage line, exits 2. Creates the --out directory. Seeds g_rng. Makes stdout line-buffered
+ * (progress is live in a pipe or a file too) and announces the data files the lab reads.
  * --device cuda in a CPU-only build is a clear error. */
 void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabArgs *args,
                const CliOpt *extra);
 
+/* cli_parse's parsing alone, with no side effect (nothing printed, created or exited): 0, 1 when
+ * --help was asked for, or -1 with the message (without the "error: lab: " prefix) in err.
+ * For tests and the flag-parser fuzzer. */
+int cli_parse_args(int argc, char **argv, const char *lab, LabArgs *args, const CliOpt *extra,
+                   char *err, size_t errlen);
+
+/* A file the lab will write at the end (--save FILE): its directory must exist and be
+ * writable, checked now, before any training; else "error: lab03: --save FILE: ..." and
+ * exit 2. NULL path: nothing to check. */
+void cli_check_output_file(const char *flag, const char *path);
+
 /* "epoch 120/250, loss 0.042, 51234.5 tokens/sec on cpu": rewritten in place (\r) when stdout
- * is a terminal, one line per call otherwise. rate <= 0 omits the rate. unit e.g. "tokens/sec". */
+ * is a terminal, one line per call otherwise, flushed either way (a pipe or a log file sees
+ * it at once). rate <= 0 omits the rate. unit e.g. "tokens/sec". */
 void progress_report(int epoch, int epochs, double loss, double rate, const char *unit,
                      const char *device);
 /* Ends an in-place progress line with a newline (no-op when not on a terminal). */

@@ -51,6 +51,26 @@ static int is_readable_file(const char *path) {
   return 1;
 }
 
+static int g_announce;
+static char *g_announced[8]; /* the files already announced (a lab reads at most a few) */
+
+void data_set_announce(int on) { g_announce = on; }
+
+static void announce(const char *p) {
+  if (!g_announce) return;
+  char *abs = realpath(p, NULL);
+  const char *show = abs ? abs : p;
+  int i = 0;
+  for (; i < 8 && g_announced[i]; i++)
+    if (strcmp(g_announced[i], show) == 0) {
+      free(abs);
+      return;
+    }
+  printf("data: %s\n", show);
+  if (i < 8) g_announced[i] = xstrdup(show); /* kept for the program's life */
+  free(abs);
+}
+
 char *data_find(const char *name, const char *data_dir, const char *extra_dir, char *searched,
                 size_t searched_len) {
   const char *env = getenv("D2L_DATA_DIR");
@@ -61,7 +81,10 @@ char *data_find(const char *name, const char *data_dir, const char *extra_dir, c
   for (int i = 0; i < 5; i++) {
     if (!dirs[i] || !*dirs[i]) continue;
     char *p = path_join(dirs[i], name);
-    if (is_readable_file(p)) return p;
+    if (is_readable_file(p)) {
+      announce(p);
+      return p;
+    }
     if (searched && searched_len > used + 1) {
       int k = snprintf(searched + used, searched_len - used, "%s%s", used ? ", " : "", p);
       if (k > 0) used += (size_t)k < searched_len - used ? (size_t)k : searched_len - used - 1;
@@ -387,8 +410,15 @@ int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, s
     return fail_file(err, errlen, path, "out of memory");
   }
   for (;;) {
-    if (cap - n < (1 << 16)) {
-      size_t ncap = cap * 2;
+    if (n > GZ_MAX_BYTES) { /* the read below asked for at most one byte past the cap */
+      free(buf);
+      gzclose_r(g);
+      return fail_file(err, errlen, path,
+                  "decompresses to more than %zu MiB (GZ_MAX_BYTES), more than any data file "
+                  "of the kit: corrupt or not a data file", GZ_MAX_BYTES >> 20);
+    }
+    if (cap - n < (1 << 16) && cap <= GZ_MAX_BYTES) {
+      size_t ncap = cap * 2 > GZ_MAX_BYTES + 1 ? GZ_MAX_BYTES + 1 : cap * 2;
       unsigned char *nb = realloc(buf, ncap + 1);
       if (!nb) {
         free(buf);
@@ -431,10 +461,11 @@ int gz_read_all(const char *path, unsigned char **out, size_t *len, char *err, s
 
 /* ------------------------------------------------------------------ IDX */
 
-int idx_parse(const unsigned char *buf, size_t len, int expect_ndim, int dims[3],
-              const unsigned char **payload, const char *name, char *err, size_t errlen) {
-  if (payload) *payload = NULL;
-  if (!buf || !dims) return fail_file(err, errlen, name, "idx_parse: NULL argument");
+/* The magic and dims of an IDX header in buf[0..len): *header its size in bytes, *count the
+ * payload bytes it promises. */
+static int idx_header(const unsigned char *buf, size_t len, int expect_ndim, int dims[3],
+                      size_t *header_len, uint64_t *count_out, const char *name, char *err,
+                      size_t errlen) {
   if (expect_ndim != 1 && expect_ndim != 3)
     return fail_file(err, errlen, name, "idx_parse: expect_ndim must be 1 or 3, got %d", expect_ndim);
   if (len < 4) return fail_file(err, errlen, name, "not an IDX file (only %zu bytes)", len);
@@ -460,6 +491,18 @@ int idx_parse(const unsigned char *buf, size_t len, int expect_ndim, int dims[3]
     if (count > ((uint64_t)1 << 40))
       return fail_file(err, errlen, name, "IDX dimensions are absurdly large (corrupt header)");
   }
+  *header_len = header;
+  *count_out = count;
+  return 0;
+}
+
+int idx_parse(const unsigned char *buf, size_t len, int expect_ndim, int dims[3],
+              const unsigned char **payload, const char *name, char *err, size_t errlen) {
+  if (payload) *payload = NULL;
+  if (!buf || !dims) return fail_file(err, errlen, name, "idx_parse: NULL argument");
+  size_t header = 0;
+  uint64_t count = 0;
+  if (idx_header(buf, len, expect_ndim, dims, &header, &count, name, err, errlen) != 0) return -1;
   uint64_t have = len - header;
   if (have < count)
     return fail_file(err, errlen, name, "truncated IDX data: %llu bytes, the header says %llu",
@@ -469,4 +512,111 @@ int idx_parse(const unsigned char *buf, size_t len, int expect_ndim, int dims[3]
                 (unsigned long long)have, (unsigned long long)count);
   if (payload) *payload = buf + header;
   return 0;
+}
+
+/* Read up to n bytes; returns the count, or -1 on a gzip error (message in msg). */
+static long gz_read_n(gzFile g, const char *path, unsigned char *dst, size_t n, char *msg,
+                      size_t msglen) {
+  size_t got = 0;
+  while (got < n) {
+    unsigned want = (unsigned)(n - got > (1u << 30) ? (1u << 30) : n - got);
+    int k = gzread(g, dst + got, want);
+    if (k < 0) {
+      gz_msg(g, path, msg, msglen);
+      return -1;
+    }
+    if (k == 0) break;
+    got += (size_t)k;
+  }
+  return (long)got;
+}
+
+int idx_read(const char *path, int expect_ndim, int dims[3], unsigned char **out,
+             const unsigned char **payload, char *err, size_t errlen) {
+  if (out) *out = NULL;
+  if (payload) *payload = NULL;
+  if (!path || !dims || !out) return fail_file(err, errlen, path, "idx_read: NULL argument");
+  if (expect_ndim != 1 && expect_ndim != 3)
+    return fail_file(err, errlen, path, "idx_read: expect_ndim must be 1 or 3, got %d", expect_ndim);
+  struct stat st;
+  if (stat(path, &st) != 0) return fail_file(err, errlen, path, "cannot open: %s", strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail_file(err, errlen, path, "not a regular file");
+  gzFile g = gzopen(path, "rb");
+  if (!g) return fail_file(err, errlen, path, "cannot open: %s", strerror(errno));
+  char msg[160];
+  unsigned char hdr[16];
+  size_t header = 4 + 4 * (size_t)expect_ndim;
+  uint64_t count = 0;
+  unsigned char *buf = NULL;
+  long k = gz_read_n(g, path, hdr, header, msg, sizeof msg);
+  if (k < 0) {
+    fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
+    goto bad;
+  }
+  /* the header alone decides the size: checked before anything is allocated */
+  if (idx_header(hdr, (size_t)k, expect_ndim, dims, &header, &count, path, err, errlen) != 0)
+    goto bad;
+  if (count > GZ_MAX_BYTES - header) {
+    fail_file(err, errlen, path,
+         "the IDX header promises %llu bytes, more than the %zu MiB this reader accepts "
+         "(GZ_MAX_BYTES): corrupt header", (unsigned long long)count, GZ_MAX_BYTES >> 20);
+    goto bad;
+  }
+  buf = malloc(header + (size_t)count + 1);
+  if (!buf) {
+    fail_file(err, errlen, path, "out of memory (%llu bytes)", (unsigned long long)count);
+    goto bad;
+  }
+  memcpy(buf, hdr, header);
+  k = gz_read_n(g, path, buf + header, (size_t)count, msg, sizeof msg);
+  if (k < 0) {
+    int zerr = 0;
+    gzerror(g, &zerr);
+    if (zerr == Z_BUF_ERROR)
+      fail_file(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
+    else
+      fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
+    goto bad;
+  }
+  if ((uint64_t)k < count) {
+    int zerr = 0;
+    gzerror(g, &zerr);
+    if (zerr == Z_BUF_ERROR)
+      fail_file(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
+    else
+      fail_file(err, errlen, path, "truncated IDX data: %ld bytes, the header says %llu", k,
+           (unsigned long long)count);
+    goto bad;
+  }
+  unsigned char extra;
+  k = gz_read_n(g, path, &extra, 1, msg, sizeof msg); /* also checks the gzip trailer */
+  if (k != 0) {
+    if (k < 0) fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
+    else
+      fail_file(err, errlen, path,
+           "IDX size mismatch: more than the %llu bytes of data the header says (stopped "
+           "reading there)", (unsigned long long)count);
+    goto bad;
+  }
+  int zerr = Z_OK;
+  gz_msg(g, path, msg, sizeof msg);
+  gzerror(g, &zerr);
+  int crc = gzclose_r(g);
+  g = NULL;
+  if (zerr == Z_BUF_ERROR || crc == Z_BUF_ERROR) {
+    fail_file(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
+    goto bad;
+  }
+  if (zerr != Z_OK || crc != Z_OK) {
+    fail_file(err, errlen, path, "gzip read error (%s)", msg);
+    goto bad;
+  }
+  buf[header + count] = '\0';
+  *out = buf;
+  if (payload) *payload = buf + header;
+  return 0;
+bad:
+  free(buf);
+  if (g) gzclose_r(g);
+  return -1;
 }

@@ -17,20 +17,13 @@ int fashion_mnist_read(FashionMNIST *d, const char *images_path, const char *lab
                        char *err, size_t errlen) {
   memset(d, 0, sizeof *d);
   unsigned char *ibuf = NULL, *lbuf = NULL;
-  size_t ilen = 0, llen = 0;
   const unsigned char *ipay, *lpay;
   int idims[3], ldims[3];
-  if (gz_read_all(images_path, &ibuf, &ilen, err, errlen) != 0) return -1;
-  if (idx_parse(ibuf, ilen, 3, idims, &ipay, images_path, err, errlen) != 0) {
-    free(ibuf);
-    return -1;
-  }
-  if (gz_read_all(labels_path, &lbuf, &llen, err, errlen) != 0) {
-    free(ibuf);
-    return -1;
-  }
+  /* idx_read sizes the buffer from the header: a small .gz that inflates to gigabytes stops
+   * at the header's byte count, before any large allocation */
+  if (idx_read(images_path, 3, idims, &ibuf, &ipay, err, errlen) != 0) return -1;
   int rc = -1;
-  if (idx_parse(lbuf, llen, 1, ldims, &lpay, labels_path, err, errlen) != 0) goto done;
+  if (idx_read(labels_path, 1, ldims, &lbuf, &lpay, err, errlen) != 0) goto done;
   if (ldims[0] != idims[0]) {
     fail(err, errlen,
          "%s: %d labels, but %s has %d images (the two files must come from the same split)",

@@ -33,7 +33,7 @@ JsonW *json_open(const char *path) {
   sprintf(j->tmp, "%s.tmp", path);
   j->w.f = fopen(j->tmp, "w");
   if (!j->w.f) {
-    fprintf(stderr, "error: cannot write %s: %s\n", j->tmp, strerror(errno));
+    fprintf(stderr, "error: %scannot write %s: %s\n", program_prefix(), j->tmp, strerror(errno));
     free(j->path);
     free(j->tmp);
     free(j);
@@ -104,12 +104,39 @@ void json_obj_end(JsonW *w) { close_container(w, 1); }
 void json_arr_begin(JsonW *w) { open_container(w, 0); }
 void json_arr_end(JsonW *w) { close_container(w, 0); }
 
-/* A JSON string: quotes, backslashes and control characters escaped; other bytes (UTF-8 text)
- * pass through unchanged. */
+/* The length of the well-formed UTF-8 sequence at p (1..4), or 0 when it is not one: a stray
+ * continuation byte, a truncated sequence, an overlong form, a surrogate, or past U+10FFFF. */
+static int utf8_len(const unsigned char *p) {
+  unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (n == 0 || c > 0xF4) return 0;
+  for (int i = 1; i < n; i++)
+    if ((p[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
+  if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
+  if (c == 0xED && p[1] >= 0xA0) return 0; /* UTF-16 surrogates */
+  if (c == 0xF0 && p[1] < 0x90) return 0; /* overlong */
+  if (c == 0xF4 && p[1] >= 0x90) return 0; /* past U+10FFFF */
+  return n;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; UTF-8 text passes
+ * through, and each byte that is not part of well-formed UTF-8 (a damaged fra.txt line)
+ * becomes U+FFFD, so the file is always valid JSON (RFC 8259 requires UTF-8). */
 static void write_string(FILE *f, const char *s) {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     unsigned char ch = *p;
+    if (ch >= 0x80) {
+      int n = utf8_len(p);
+      if (n == 0) {
+        fputs("\\ufffd", f);
+      } else {
+        fwrite(p, 1, (size_t)n, f);
+        p += n - 1;
+      }
+      continue;
+    }
     switch (ch) {
     case '"': fputs("\\\"", f); break;
     case '\\': fputs("\\\\", f); break;
@@ -224,21 +251,21 @@ int json_close(JsonW *w) {
   JsonImpl *j = impl(w);
   int rc = 0;
   if (w->depth != 0 || w->after_key) {
-    fprintf(stderr, "error: %s: closed with %d unclosed object(s)/array(s); not written\n",
-            j->path, w->depth);
+    fprintf(stderr, "error: %s%s: closed with %d unclosed object(s)/array(s); not written\n",
+            program_prefix(), j->path, w->depth);
     rc = -1;
   }
   if (rc == 0) fputc('\n', w->f);
   if (ferror(w->f)) {
-    fprintf(stderr, "error: writing %s failed\n", j->tmp);
+    fprintf(stderr, "error: %swriting %s failed\n", program_prefix(), j->tmp);
     rc = -1;
   }
   if (fclose(w->f) != 0 && rc == 0) {
-    fprintf(stderr, "error: writing %s failed: %s\n", j->tmp, strerror(errno));
+    fprintf(stderr, "error: %swriting %s failed: %s\n", program_prefix(), j->tmp, strerror(errno));
     rc = -1;
   }
   if (rc == 0 && rename(j->tmp, j->path) != 0) {
-    fprintf(stderr, "error: cannot rename %s to %s: %s\n", j->tmp, j->path, strerror(errno));
+    fprintf(stderr, "error: %scannot rename %s to %s: %s\n", program_prefix(), j->tmp, j->path, strerror(errno));
     rc = -1;
   }
   if (rc != 0) remove(j->tmp); /* never leave a half-written file behind */

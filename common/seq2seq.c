@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "data.h"
@@ -104,8 +105,9 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     res->epoch_losses[ep] = loss;
     if (!isfinite(loss)) {
       progress_done();
-      fprintf(stderr, "error: train_seq2seq: the loss became %g at epoch %d; try a smaller "
-              "learning rate (--lr) or check the model's forward pass\n", loss, ep + 1);
+      fprintf(stderr, "error: %strain_seq2seq: the loss became %g at epoch %d; try a smaller "
+              "learning rate (--lr) or check the model's forward pass\n", program_prefix(), loss,
+              ep + 1);
       rc = -1;
       res->epochs = ep + 1;
       break;
@@ -125,9 +127,13 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   res->tokens = total_tokens;
   res->tokens_per_sec = total_time > 0 ? total_tokens / total_time : 0;
   res->last_epoch_tokens_per_sec = last_rate;
+  /* One throughput per run: the progress lines' measure, stated once. (The book's closing line
+   * times the last epoch only, a second number that disagreed with the progress lines.) */
   if (!cfg->quiet && rc == 0)
-    printf("loss %.3f, %.1f tokens/sec on %s\n", res->final_loss, res->last_epoch_tokens_per_sec,
-           dev);
+    printf("loss %.3f, %.1f tokens/sec on %s\n"
+           "(tokens/sec: target tokens, padding excluded, per second inside the training loop, "
+           "over all %d epochs)\n",
+           res->final_loss, res->tokens_per_sec, dev, res->epochs);
   return rc;
 }
 
@@ -345,6 +351,7 @@ int checkpoint_save(const ParamSet *ps, const char *tag, const char *path, char 
   } else {
     bool ok = fwrite(b.p, 1, b.n, f) == b.n;
     ok = (fflush(f) == 0) && ok;
+    ok = (fsync(fileno(f)) == 0) && ok; /* on disk before the rename makes it the checkpoint */
     ok = (fclose(f) == 0) && ok;
     if (!ok) {
       rc = fail(err, errlen, "checkpoint_save: writing %s failed: %s (disk full?)", tmp,

@@ -44,6 +44,11 @@ Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
 
 /* ---------------------------------------------------------------- training */
 
+/* Why labs 03 and 06 refuse --epochs 0 (said with the range error). */
+#define SEQ2SEQ_EPOCHS_WHY \
+  "training runs at least one epoch; to translate without training, --load a checkpoint " \
+  "saved with --save"
+
 typedef struct Seq2SeqTrainConfig {
   int epochs;
   float lr;            /* Adam */

@@ -29,7 +29,7 @@ _Noreturn void tensor_error(const char *op, const char *fmt, ...) {
     longjmp(*env, 1);
   }
   fflush(stdout);
-  fprintf(stderr, "error: %s\n", g_errmsg);
+  fprintf(stderr, "error: %s%s\n", program_prefix(), g_errmsg); /* "error: lab06: op: ..." */
   exit(1);
 }
 

@@ -11,14 +11,33 @@
 #include <sys/stat.h>
 #include <time.h>
 
+static const char *g_program; /* "lab03" once cli_parse has run: every error names the lab */
+
+void die_set_program(const char *name) { g_program = name; }
+
+const char *program_prefix(void) {
+  static char buf[64];
+  snprintf(buf, sizeof buf, "%s%s", g_program ? g_program : "", g_program ? ": " : "");
+  return buf;
+}
+
+/* "error: lab03: message": the one prefix style of every lab's errors. A message that already
+ * starts with "lab03: " is not prefixed twice. */
+void error_prefix(FILE *f, const char *msg) {
+  fputs("error: ", f);
+  size_t n = g_program ? strlen(g_program) : 0;
+  if (n && !(msg && strncmp(msg, g_program, n) == 0 && msg[n] == ':')) fprintf(f, "%s: ", g_program);
+}
+
 _Noreturn void die(const char *fmt, ...) {
   fflush(stdout);
+  char msg[2048];
   va_list ap;
   va_start(ap, fmt);
-  fputs("error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  error_prefix(stderr, msg);
+  fprintf(stderr, "%s\n", msg);
   exit(1);
 }
 

@@ -4,12 +4,20 @@
 
 #include <stddef.h>
 
-/* Print "error: <message>" to stderr and exit(1). */
+#include <stdio.h>
+
+/* Print "error: <lab>: <message>" to stderr and exit(1) (the lab's name once cli_parse set it
+ * with die_set_program; a message already starting with "<lab>:" keeps its own). */
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The readers' error report: write the message into err (when err and errlen) as one line,
  * control characters (from file names and file contents) turned into '?', and return -1, so
  * that a reader can `return fail(err, errlen, "...", ...);`. */
 int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void die_set_program(const char *name);
+/* Writes that prefix ("error: lab03: ") for msg to f: for errors reported without exiting. */
+void error_prefix(FILE *f, const char *msg);
+/* "lab03: " (or "" before cli_parse): for warnings in the same style. */
+const char *program_prefix(void);
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -164,6 +164,8 @@ int main(int argc, char **argv) {
        "train the parametric model with each input attending to itself too (challenge)"},
       {NULL, 0, NULL, NULL},
   };
+  cli_lab_info(&(CliLabInfo){.epochs_min = 0, .epochs_max = 1024, .epochs_default = 5,
+                             .epochs_why = "the loss table keeps 1024 epochs"});
   cli_parse(argc, argv, "lab01", "attention pooling: Nadaraya–Watson kernel regression", &args,
             extra);
   const int epochs = args.epochs >= 0 ? args.epochs : 5;

@@ -29,6 +29,7 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 #include "../../common/summary.h"
 #include "../../common/plot.h"
 #include "../../common/rng.h"
+#include "../../common/nmt_input.h"
 #include "../../common/seq2seq.h"
 #include "../../common/util.h"
 #include "lab03/lab03.h"
@@ -114,9 +115,13 @@ int main(int argc, char **argv) {
       {"--unfused", OPT_FLAG, &unfused,
        "train with your readable exercise functions instead of the fused kernels (slower)"},
       {NULL, 0, NULL, NULL}};
+  static const char *const presets[] = {"d2l-0.17", "d2l-1.0", NULL};
+  cli_lab_info(&(CliLabInfo){presets, "the book's two editions (see the chapter text)", 1,
+                             INT_MAX, SEQ2SEQ_EPOCHS_WHY, 0});
   cli_parse(argc, argv, "lab03",
             "Bahdanau attention: GRU encoder-decoder with additive attention, English->French",
             &args, extra_opts);
+  cli_check_output_file("--save", save); /* before training, not after */
 #ifdef _OPENMP
   /* Measured on the 2-core test machine: with two threads every op large enough to fork
    * (the output layer, the loss) waits on the other core, and training ran 5-10x slower. */
@@ -136,9 +141,6 @@ int main(int argc, char **argv) {
     die("lab03: unknown --preset '%s' (use d2l-0.17 or d2l-1.0)", preset);
   Hyper hp = cfg.preset == NMT_D2L_10 ? (Hyper){256, 256, 2, 30, 0.2f, 0.005f, true}
                                       : (Hyper){32, 32, 2, 250, 0.1f, 0.005f, false};
-  if (args.epochs == 0)
-    die("lab03: --epochs 0: training runs at least one epoch (to translate without training, "
-        "--load a checkpoint saved with --save)");
   if (args.epochs > 0) hp.epochs = args.epochs;
   if (!(lr > 0)) die("lab03: --lr must be positive, got %g", (double)lr);
   hp.lr = lr;
@@ -230,6 +232,7 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
   char err[2048];
   NmtData *d = nmt_load(&cfg, args.data_dir, err, sizeof err);
   if (!d) die("%s", err);
+  nmt_translate_flag(d, translate, 0); /* a --translate without words: refused before training */
   printf("preset %s: %d pairs (%d train), source vocab %d, target vocab %d, num_steps %d\n",
          preset, d->n, d->n_train, d->src_vocab->size, d->tgt_vocab->size, d->num_steps);
   if (d->pairs.skipped) printf("(%d malformed lines skipped)\n", d->pairs.skipped);
@@ -258,8 +261,7 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
                              .fig_base = loss_base, .plot_every = 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab03: training diverged");
     ex.train_seconds = res.train_seconds;
-    printf("training time: %.2f s for %d epochs (%.1f tokens/sec over all epochs)\n",
-           res.train_seconds, res.epochs, res.tokens_per_sec);
+    printf("training time: %.2f s for %d epochs\n", res.train_seconds, res.epochs);
     figure_saved(loss_base, plot_have_gnuplot() ? 0 : 1);
     if (save) {
       if (checkpoint_save(&net.ps, net.tag, save, err, sizeof err) != 0) die("%s", err);
@@ -341,6 +343,7 @@ as well, $\exp(\min(0, 1 - \text{len}_\text{label} / \text{len}_\text{pred}))
   if (heldout > 0) seq2seq_heldout_report(&model, d, args.data_dir, heldout, &ex.heldout);
   if (translate) {
     Seq2SeqPrediction p;
+    nmt_translate_flag(d, translate, 1); /* unknown words, a sentence longer than num_steps */
     predict_seq2seq(&model, d, translate, 0, false, &p);
     printf("%s => %s\n", translate, p.text);
     seq2seq_prediction_free(&p);

@@ -40,6 +40,7 @@ residual connection and layer normalization.
 #include "../../common/exercise.h"
 #include "../../common/summary.h"
 #include "../../common/plot.h"
+#include "../../common/nmt_input.h"
 #include "../../common/seq2seq.h"
 #include "../../common/util.h"
 #include "transformer.h"
@@ -153,12 +154,13 @@ int main(int argc, char **argv) {
        "a busy second core stalls every parallel region)"},
       {NULL, 0, NULL, NULL},
   };
+  static const char *const presets[] = {"d2l-0.17", "d2l-1.0", NULL};
+  cli_lab_info(&(CliLabInfo){presets, "the book's two editions (see the chapter text)", 1,
+                             INT_MAX, SEQ2SEQ_EPOCHS_WHY, 0});
   cli_parse(argc, argv, "lab06", "the Transformer: blocks, training on English-French, heads",
             &args, extra);
+  cli_check_output_file("--save", save); /* before training, not after */
   if (heldout < 1) die("lab06: --heldout must be at least 1, got %d", heldout);
-  if (args.epochs == 0)
-    die("lab06: --epochs 0: training runs at least one epoch (to translate without training, "
-        "--load a checkpoint saved with --save)");
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
   if (threads < 1) die("lab06: --threads must be at least 1, got %d", threads);
 #ifdef _OPENMP
@@ -355,6 +357,7 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
   char err[512];
   NmtData *d = nmt_load(&ncfg, args.data_dir, err, sizeof err);
   if (!d) die("lab06: %s", err);
+  nmt_translate_flag(d, translate, 0); /* a --translate without words: refused before training */
   TransformerConfig tcfg = {
       .src_vocab = d->src_vocab->size,
       .tgt_vocab = d->tgt_vocab->size,
@@ -396,8 +399,7 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
     figure_saved(fig, plot_have_gnuplot() ? 0 : 1); /* the loss curve, as lab03 announces it */
     free(fig);
     sec_per_epoch = res.train_seconds / res.epochs;
-    printf("%.4f s per epoch, %.0f tokens/sec over all epochs, peak RSS %ld MB\n", sec_per_epoch,
-           res.tokens_per_sec, peak_rss_kb() / 1024);
+    printf("%.4f s per epoch, peak RSS %ld MB\n", sec_per_epoch, peak_rss_kb() / 1024);
     if (save) {
       if (checkpoint_save(&ps, tag, save, err, sizeof err) != 0) die("lab06: %s", err);
       printf("saved %s\n", save);
@@ -428,6 +430,7 @@ target position is trained in parallel. Now the book's four sentences, with BLEU
   net.record = NULL;
   printf("mean BLEU of the four sentences: %.3f\n", mean_bleu);
   if (translate) {
+    nmt_translate_flag(d, translate, 1); /* unknown words, a sentence longer than num_steps */
     predict_seq2seq(&model, d, translate, 0, false, &preds[4]);
     printf("%s => %s\n", translate, preds[4].text);
   }

@@ -127,7 +127,7 @@ if [ $rc -ne 0 ] && grep -q "unknown --preset" "$tmp/bad.log"; then ok "unknown 
 check "--help exits 0" ./lab03 --help
 
 # missing data: run from a directory where none of the searched places exist
-mkdir -p "$tmp/empty/cwd"
+mkdir -p "$tmp/empty/cwd" "$tmp/empty/none"
 (cd "$tmp/empty/cwd" && D2L_DATA_DIR= "$root/lab03" --data-dir "$tmp/empty/none" --epochs 1 \
   --out "$tmp/empty/out") >"$tmp/nodata.log" 2>&1
 rc=$?
@@ -141,7 +141,7 @@ fi
 
 ./lab03 --epochs 0 --out "$tmp/x" >"$tmp/e0.log" 2>&1
 rc=$?
-if [ $rc -ne 0 ] && grep -q -- '--epochs 0: training runs at least one epoch' "$tmp/e0.log"; then
+if [ $rc -ne 0 ] && grep -q -- '--epochs 0: must be at least 1 (training runs at least one epoch' "$tmp/e0.log"; then
   ok "--epochs 0 rejected with a reason (not silently one epoch)"
 else bad "--epochs 0: exit $rc"; fi
 suite_end

@@ -95,7 +95,7 @@ check "--help exits 0" ./lab06 --help
 
 ./lab06 --epochs 0 --out "$tmp/x" >"$tmp/e0.log" 2>&1
 rc=$?
-if [ $rc -ne 0 ] && grep -q -- '--epochs 0: training runs at least one epoch' "$tmp/e0.log"; then
+if [ $rc -ne 0 ] && grep -q -- '--epochs 0: must be at least 1 (training runs at least one epoch' "$tmp/e0.log"; then
   ok "--epochs 0 rejected with a reason (not silently one epoch)"
 else bad "--epochs 0: exit $rc"; fi
 suite_end

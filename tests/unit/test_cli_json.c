@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include "../../common/cli.h"
+#include "../../common/data.h"
 #include "../../common/json.h"
 #include "../../common/rng.h"
+#include "../../common/util.h"
 #include "../test.h"
 
 /* ---------- helpers ---------- */
@@ -75,6 +77,18 @@ static void run_cli_child(ChildResult *r, int argc, char **argv, const CliOpt *e
 
 /* ---------- cli_parse ---------- */
 
+/* labtest trains (--epochs 1 or more) and has two presets, like lab03 */
+static const char *const test_presets[] = {"d2l-0.17", "d2l-1.0", NULL};
+static void labtest_info(void) {
+  cli_lab_info(&(CliLabInfo){test_presets, NULL, 1, INT_MAX, "training runs at least one epoch",
+                             0});
+}
+/* cli_parse turned on what a lab wants and a unit-test process does not */
+static void undo_lab_state(void) {
+  data_set_announce(0);
+  die_set_program(NULL);
+}
+
 TEST(cli_defaults) {
   /* run in a scratch directory: the default --out is relative (out/<lab>) */
   char cwd[4096];
@@ -85,7 +99,9 @@ TEST(cli_defaults) {
   CHECK(chdir(dir) == 0);
   char *argv[] = {"./labtest", NULL};
   LabArgs a;
+  labtest_info();
   cli_parse(1, argv, "labtest", "summary", &a, NULL);
+  undo_lab_state();
   CHECK(a.seed == 42);
   CHECK(strcmp(a.out, "out/labtest") == 0);
   CHECK(strcmp(a.device, "cpu") == 0);
@@ -108,8 +124,9 @@ TEST(cli_both_forms_and_extras) {
   char *dir = make_tmpdir();
   CHECK(dir != NULL);
   if (!dir) return;
-  char out[512];
+  char out[512], data_dir[512];
   snprintf(out, sizeof out, "--out=%s/a/b", dir); /* nested: mkdir -p */
+  snprintf(data_dir, sizeof data_dir, "--data-dir=%s", dir); /* it must exist */
   int steps = 5;
   float lr = 0.1f;
   const char *name = "default";
@@ -123,17 +140,19 @@ TEST(cli_both_forms_and_extras) {
       {NULL, 0, NULL, NULL},
   };
   char *argv[] = {"./labtest", "--seed=7",   "--epochs", "3",       "--device=cpu", out,
-                  "--preset",  "d2l-1.0",    "--data-dir=/x/y",    "--steps=-4",   "--lr",
+                  "--preset",  "d2l-1.0",    data_dir,    "--steps=-4",   "--lr",
                   "2.5e-3",    "--name=a=b", "--verbose",          NULL};
   int argc = (int)(sizeof argv / sizeof argv[0]) - 1;
   LabArgs a;
+  labtest_info();
   cli_parse(argc, argv, "labtest", "summary", &a, extra);
+  undo_lab_state();
   CHECK(a.seed == 7);
   CHECK_INT(a.epochs, 3);
   CHECK(strcmp(a.device, "cpu") == 0);
   CHECK_STR_CONTAINS(a.out, "/a/b");
   CHECK(a.preset && strcmp(a.preset, "d2l-1.0") == 0);
-  CHECK(a.data_dir && strcmp(a.data_dir, "/x/y") == 0);
+  CHECK(a.data_dir && strcmp(a.data_dir, dir) == 0);
   CHECK_INT(steps, -4);
   CHECK_NEAR(lr, 2.5e-3, 1e-9); /* strtof of "2.5e-3": float rounding only */
   CHECK(strcmp(name, "a=b") == 0); /* only the first '=' splits */
@@ -159,6 +178,7 @@ TEST(cli_errors_exit_2) {
                     {"--lr", OPT_FLOAT, &lr, "learning rate"},
                     {NULL, 0, NULL, NULL}};
   ChildResult r;
+  labtest_info();
   struct {
     char *args[4];
     int status;
@@ -169,7 +189,7 @@ TEST(cli_errors_exit_2) {
       {{"--seed"}, 2, "--seed needs a value"},
       {{"--out", "--seed", "1"}, 2, "--out needs a value"},
       {{"--epochs=abc"}, 2, "--epochs expects an integer, got 'abc'"},
-      {{"--epochs", "-3"}, 2, "--epochs must be in"},
+      {{"--epochs", "-3"}, 2, "--epochs -3: must be at least 1 (training runs at least one"},
       {{"--steps", "9999999999"}, 2, "--steps must be in"},
       {{"--lr=fast"}, 2, "--lr expects a number, got 'fast'"},
       {{"--seed=-1"}, 2, "--seed expects a non-negative integer"},
@@ -200,6 +220,7 @@ TEST(cli_help_exit_0) {
   CliOpt extra[] = {{"--steps", OPT_INT, &steps, "number of optimizer steps"},
                     {NULL, 0, NULL, NULL}};
   ChildResult r;
+  labtest_info();
   /* --help wins even after a bad flag */
   char *argv[] = {"./labtest", "--bogus", "--help", NULL};
   run_cli_child(&r, 3, argv, extra);
