@@ -173,8 +173,9 @@ include docs/docs.mk
 
 # ---------------------------------------------------------------- setup
 # python3 builds the test suites' data fixtures; curl lets `make data` download fra-eng.zip.
+# libseccomp-dev: the grader confines student code with a seccomp filter (tests/grade/sandbox.c).
 # .ci/run reads this line, so it is the one list.
-DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
+DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist libseccomp-dev \
   python3 curl ca-certificates
 .PHONY: deps data clean help
 deps:

@@ -104,11 +104,35 @@ void json_obj_end(JsonW *w) { close_container(w, 1); }
 void json_arr_begin(JsonW *w) { open_container(w, 0); }
 void json_arr_end(JsonW *w) { close_container(w, 0); }
 
-/* A JSON string: quotes, backslashes and control characters escaped; other bytes (UTF-8 text)
- * pass through unchanged. */
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates
+ * D800-DFFF, nothing above U+10FFFF), or 0 when the bytes there are not one. */
+size_t json_utf8_len(const unsigned char *p) {
+  unsigned c = p[0];
+  if (c < 0x80) return 1;
+  unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+  size_t n;
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;      /* below: overlong */
+    else if (c == 0xed) hi = 0x9f; /* above: surrogates */
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;      /* below: overlong */
+    else if (c == 0xf4) hi = 0x8f; /* above: past U+10FFFF */
+  } else
+    return 0;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; well-formed UTF-8 passes
+ * through, any other byte becomes U+FFFD, so the file is always valid JSON. */
 static void write_string(FILE *f, const char *s) {
   fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
     unsigned char ch = *p;
     switch (ch) {
     case '"': fputs("\\\"", f); break;
@@ -119,11 +143,21 @@ static void write_string(FILE *f, const char *s) {
     case '\b': fputs("\\b", f); break;
     case '\f': fputs("\\f", f); break;
     default:
-      if (ch < 0x20)
+      if (ch < 0x20 || ch == 0x7f) {
         fprintf(f, "\\u%04x", ch);
-      else
+      } else if (ch >= 0x80) {
+        size_t n = json_utf8_len(p);
+        if (n)
+          fwrite(p, 1, n, f);
+        else
+          fputs("\\ufffd", f);
+        p += n ? n : 1;
+        continue;
+      } else {
         fputc(ch, f);
+      }
     }
+    p++;
   }
   fputc('"', f);
 }
