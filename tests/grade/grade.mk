@@ -44,21 +44,30 @@ $(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
 GRUNNER_OBJ := $(GKIT)/tests/grade/runner.o
 GVIS_OBJ := $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
 GHID_OBJ := $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c)))
-RUNNER_LIBS = -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+# Runners are linked statically where the toolchain can (libc.a, libgomp.a, libopenblas.a):
+# the sandbox then refuses all new executable memory (no code patching), and a run starts faster.
+RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static)
+RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
 
 # The submission's exercises: its own directory is the only one of its it may include from.
 GRADE_SUB ?= $(VARIANT)
 GRADE_OUT ?= $(VOBJ)
 GSUB_SRC := $(sort $(wildcard $(GRADE_SUB)/lab*/*.c))
-GSUB_OBJ := $(patsubst $(GRADE_SUB)/%.c,$(GRADE_OUT)/sub/%.o,$(GSUB_SRC))
-$(GRADE_OUT)/sub/%.o: $(GRADE_SUB)/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
+# Each object is then rewritten to export nothing but exercise names (objcopy
+# --keep-global-symbols): a `write` or `memcpy` of the student's becomes local to its file and
+# cannot replace the C library's or the kit's for the test code in the runner.
+GSUB_RAW := $(patsubst $(GRADE_SUB)/%.c,$(GRADE_OUT)/sub/%.raw.o,$(GSUB_SRC))
+GSUB_OBJ := $(GSUB_RAW:.raw.o=.o)
+$(GRADE_OUT)/sub/%.raw.o: $(GRADE_SUB)/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
+$(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
+	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
 
-# A friendly first message (no longer what the trust rests on): symbols and sections that no
+# A friendly first message (not what the trust rests on): symbols and sections that no
 # exercise needs, #include_next, headers named like the system's.
-$(GRADE_OUT)/submission.ok: $(GSUB_OBJ) $(GSUB_SRC) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
-	@bash tests/grade/check_submission.sh --sources $(GRADE_SUB) $(GSUB_OBJ) && touch $@
+$(GRADE_OUT)/submission.ok: $(GSUB_RAW) $(GSUB_SRC) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
+	@bash tests/grade/check_submission.sh --sources $(GRADE_SUB) $(GSUB_RAW) && touch $@
 
 $(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok
 	$(CC) $(CFLAGS) -o $@ $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(RUNNER_LIBS)
@@ -93,12 +102,13 @@ SELFTEST_KIT := $(GKIT)/tests/grader/fake_tests.o $(GRUNNER_OBJ)
 SELFTEST := $(SELFTEST_DIR)/grade $(foreach s,good hostile,$(SELFTEST_DIR)/$(s)/grade-run $(SELFTEST_DIR)/$(s)/grade-run-hidden)
 $(SELFTEST_DIR)/grade: $(GRADER)
 	@mkdir -p $(@D) && cp $< $@
-$(SELFTEST_DIR)/%/grade-run: $(GKIT)/tests/grader/submission_%.o $(SELFTEST_KIT) $(LIBCOMMON)
+$(SELFTEST_DIR)/%/sub.o: $(GKIT)/tests/grader/submission_%.o tests/grader/fake_symbols.txt
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(SELFTEST_KIT) $(LIBCOMMON) $(LDLIBS)
-$(SELFTEST_DIR)/%/grade-run-hidden: $(GKIT)/tests/grader/submission_%.o $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(LIBCOMMON)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(LIBCOMMON) $(LDLIBS)
+	objcopy --keep-global-symbols=tests/grader/fake_symbols.txt $< $@
+$(SELFTEST_DIR)/%/grade-run: $(SELFTEST_DIR)/%/sub.o $(SELFTEST_KIT) $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $< $(SELFTEST_KIT) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
+$(SELFTEST_DIR)/%/grade-run-hidden: $(SELFTEST_DIR)/%/sub.o $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $< $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
 
 grade-build: grade-runners grade-reference $(SELFTEST)
 

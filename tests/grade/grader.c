@@ -328,12 +328,14 @@ static void install_handlers(void) {
 /* A runner binary: opened once, exec'd through its descriptor (sandbox.c). */
 typedef struct {
   int fd;
+  bool static_exe; /* statically linked: the sandbox can refuse executable memory */
   char path[PATH_MAX];
 } Runner;
 
 static bool runner_open(Runner *r, const char *dir, const char *name) {
   snprintf(r->path, sizeof r->path, "%s/%s", dir, name);
   r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+  r->static_exe = r->fd >= 0 && sandbox_is_static(r->fd);
   return r->fd >= 0;
 }
 
@@ -402,7 +404,8 @@ static void run_confined(const Runner *rn, const char *arg1, const char *arg2, d
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   SandboxSpec spec = {.exec_fd = rn->fd, .argv = argv, .out_fd = r->out_fd, .chan_fd = p[1],
                       .dir = g_cwd, .cpu_s = timeout_s * (double)(ncpu > 0 ? ncpu : 1),
-                      .as_bytes = as_bytes, .fsize = (rlim_t)CAPTURE_CAP, .parent = g_parent};
+                      .as_bytes = as_bytes, .fsize = (rlim_t)CAPTURE_CAP, .parent = g_parent,
+                      .static_exe = rn->static_exe};
   fflush(NULL); /* nothing buffered may be written twice */
   double t0 = now_seconds();
   pid_t pid = fork();
@@ -829,7 +832,7 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
     t->outcome = OUT_BROKEN;
   } else {
     /* without a reference each check is judged against the run's own expected values */
-    int nf = stu.malformed ? 0 : judge(g_have_ref ? &ref : &stu, &stu, &fails);
+    int nf = stu.malformed ? 0 : judge(g_have_ref && !g_self_ref ? &ref : &stu, &stu, &fails);
     classify(t, &rs, &stu, nf, timeout_s, mem_mib, &why);
   }
   t->score = t->outcome == OUT_PASSED ? t->points : 0;
@@ -1085,6 +1088,7 @@ int main(int argc, char **argv) {
   Options o = parse_args(argc, argv);
   g_parent = getpid();
   prctl(PR_SET_CHILD_SUBREAPER, 1); /* whatever a runner leaves behind comes back to us */
+  prctl(PR_SET_DUMPABLE, 0);        /* our /proc entries (cwd, fd, environ) are closed to runners */
   char *self_dir = own_dir();
   const char *runner_dir = o.runner ? o.runner : self_dir;
 
@@ -1161,7 +1165,8 @@ int main(int argc, char **argv) {
     printf("%ld MiB\n", o.mem_mib);
   else
     printf("no memory limit\n");
-  printf("grade: sandbox: %s; expected values: %s\n", sandbox_describe(),
+  printf("grade: sandbox: %s%s; expected values: %s\n", sandbox_describe(),
+         g_stu.static_exe ? ", static runner (no executable memory)" : "",
          g_self_ref ? "these runners are the reference (each run judged against its own, and "
                       "it must pass)"
          : g_have_ref ? "the reference run of each test"

@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <termios.h>
@@ -45,15 +47,27 @@ static void set_limit(int resource, rlim_t soft, rlim_t hard) {
 }
 
 #ifdef AL_HAVE_SECCOMP
-static int load_filter(pid_t self) {
+static int load_filter(pid_t self, int static_exe) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
   if (!ctx) return -1;
   int rc = 0;
 #define RULE(action, name, ...) rc |= seccomp_rule_add(ctx, (action), SCMP_SYS(name), __VA_ARGS__)
 #define ALLOW(name) RULE(SCMP_ACT_ALLOW, name, 0)
 #define KILL(name) RULE(SCMP_ACT_KILL_PROCESS, name, 0)
-  /* memory */
-  ALLOW(brk), ALLOW(mmap), ALLOW(munmap), ALLOW(mremap), ALLOW(mprotect), ALLOW(madvise);
+  /* memory. A static runner never needs new executable memory (the kernel maps its code at
+   * exec); refusing PROT_EXEC then means no code of the runner can be patched (write the
+   * page, make it executable again) and no code can be made up at run time. A dynamic runner
+   * needs it for the loader, and gets it. */
+  ALLOW(brk), ALLOW(munmap), ALLOW(mremap), ALLOW(madvise);
+  if (static_exe) {
+    RULE(SCMP_ACT_ALLOW, mmap, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+    RULE(SCMP_ACT_KILL_PROCESS, mmap, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+    RULE(SCMP_ACT_ALLOW, mprotect, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+    RULE(SCMP_ACT_KILL_PROCESS, mprotect, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+    KILL(pkey_mprotect);
+  } else {
+    ALLOW(mmap), ALLOW(mprotect);
+  }
   /* reading, descriptors, file metadata */
   ALLOW(read), ALLOW(readv), ALLOW(pread64), ALLOW(preadv), ALLOW(close), ALLOW(lseek);
   ALLOW(fstat), ALLOW(newfstatat), ALLOW(stat), ALLOW(lstat), ALLOW(statx), ALLOW(fstatfs);
@@ -160,12 +174,26 @@ _Noreturn void sandbox_exec(const SandboxSpec *s) {
   }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(126);
 #ifdef AL_HAVE_SECCOMP
-  if (load_filter(getpid()) != 0) _exit(126);
+  if (load_filter(getpid(), s->static_exe) != 0) _exit(126);
 #endif
   static char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", "OMP_NUM_THREADS=1",
                                "OPENBLAS_NUM_THREADS=1", "HOME=/nonexistent", NULL};
   syscall(SYS_execveat, SANDBOX_EXEC_FD, "", s->argv, envp, AT_EMPTY_PATH);
   _exit(127);
+}
+
+int sandbox_is_static(int fd) {
+  Elf64_Ehdr eh;
+  if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+    return 0;
+  for (int i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (Elf64_Off)i * sizeof ph)) != (ssize_t)sizeof ph)
+      return 0;
+    if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC) return 0;
+  }
+  return 1;
 }
 
 const char *sandbox_describe(void) {

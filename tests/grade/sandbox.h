@@ -18,11 +18,15 @@ typedef struct {
   rlim_t as_bytes;    /* RLIMIT_AS; 0: none */
   rlim_t fsize;       /* RLIMIT_FSIZE */
   pid_t parent;       /* the grader: the child dies with it */
+  int static_exe;     /* the runner is statically linked: no new executable memory at all */
 } SandboxSpec;
 
 /* In a freshly forked child: limits, descriptors, an unprivileged user when root, the seccomp
  * filter, then exec of the runner. Never returns (exit 126/127 when a step fails). */
 _Noreturn void sandbox_exec(const SandboxSpec *s);
+
+/* Whether the ELF file open at fd is statically linked (no PT_INTERP). */
+int sandbox_is_static(int fd);
 
 /* One line on the confinement in force ("seccomp filter; ..."), for the grader's header. */
 const char *sandbox_describe(void);
