@@ -26,11 +26,10 @@ valid_utf8() {
   echo
   # -a: a log with one non-UTF-8 byte is still text to us (grep would say "binary file matches")
   grep -aE '^grade: |error|Error' "$log" | grep -av '^make' | head -n 40
-} | valid_utf8 | LC_ALL=C awk '
-  BEGIN { printf "{\n  \"score\": 0,\n  \"output\": \"" }
-  {
-    gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); gsub(/[\001-\037]/, "")
-    printf "%s\\n", $0
-  }
-  END { printf "\",\n  \"tests\": []\n}\n" }' >"$json.tmp" && mv "$json.tmp" "$json"
+} | valid_utf8 | perl -e '
+  # one JSON string: escapes, and no control character but the newlines (as \n)
+  local $/;
+  $_ = <STDIN>;
+  s/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g; s/\n/\\n/g; s/[\x00-\x1f\x7f]//g;
+  print "{\n  \"score\": 0,\n  \"output\": \"$_\",\n  \"tests\": []\n}\n";' >"$json.tmp" && mv "$json.tmp" "$json"
 echo "results: $json (score 0: the submission could not be graded)"

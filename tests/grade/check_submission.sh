@@ -43,7 +43,7 @@ if [ "${1-}" = --sources ]; then
   done < <(find "$dir" \( -name '*.c' -o -name '*.h' \) -print0)
 fi
 for o in "$@"; do
-  src=$(sed -E 's#^.*/(lab[0-9]+/[^/]+)\.o$#\1.c#' <<<"$o")
+  src=$(sed -E 's#^.*/(lab[0-9]+/[^/]+)\.o$#\1#; s#\.raw$##; s#$#.c#' <<<"$o")
   while read -r sym; do
     [ -n "$sym" ] || continue
     grep -qxF "$sym" <<<"$allowed" && continue

@@ -19,7 +19,7 @@
 # GRADE_FLAGS passes more options (build/$(VARIANT)/grade --help), e.g. -v or --timeout 30.
 # Gradescope: docs/instructor-guide.md ("Gradescope").
 
-.PHONY: grade-build grade-runners grade-reference grade handout
+.PHONY: grade-build grade-runners grade-reference grade-submission grade handout
 
 HAVE_SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void){return seccomp_init(0)==0;}' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo yes)
 GRADER_CFLAGS := $(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP)
@@ -43,7 +43,9 @@ $(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
 	@rm -f $@ && ar rcs $@ $^
 GRUNNER_OBJ := $(GKIT)/tests/grade/runner.o
 GVIS_OBJ := $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
-GHID_OBJ := $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c)))
+# GRADE_HIDDEN_OBJ: hidden tests already compiled (an autograder whose hidden sources are gone)
+GRADE_HIDDEN_OBJ ?=
+GHID_OBJ := $(strip $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c))) $(GRADE_HIDDEN_OBJ))
 # Runners are linked statically where the toolchain can (libc.a, libgomp.a, libopenblas.a):
 # the sandbox then refuses all new executable memory (no code patching), and a run starts faster.
 RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static)
@@ -89,8 +91,10 @@ $(GRADER): $(GRADER_OBJ) $(LIBCOMMON)
 HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
 GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter-out solutions,$(GRADE_SUB))),$(B)/solutions)
 grade-runners: $(GRADER) $(GRADE_RUNNERS)
+# Only the submission's objects: an autograder compiles them as an unprivileged user.
+grade-submission: $(GRADE_OUT)/submission.ok
 grade-reference:
-ifneq ($(GRADE_REF),)
+ifeq ($(GRADE_REF),$(B)/solutions)
 	@$(MAKE) --no-print-directory VARIANT=solutions GRADE_SUB=solutions GRADE_OUT=$(B)/solutions grade-runners
 endif
 

@@ -103,12 +103,18 @@ static void send_check(uint32_t kind, const char *file, int line, const char *ms
   }
   CheckHeader h = {kind, (uint32_t)line, n_got, n_want, (uint32_t)fl, (uint32_t)ml, atol, rtol};
   RecHeader rh = {REC_CHECK, (uint32_t)(sizeof h + fl + ml + vals)};
-  send_all(&rh, sizeof rh);
-  send_all(&h, sizeof h);
-  send_all(f, fl);
-  send_all(msg, ml);
-  if (n_got) send_all(got, n_got * sizeof(double));
-  if (n_want) send_all(want, n_want * sizeof(double));
+  size_t total = sizeof rh + rh.len; /* one write per record */
+  char *rec = malloc(total);
+  if (!rec) return;
+  char *p = rec;
+  memcpy(p, &rh, sizeof rh), p += sizeof rh;
+  memcpy(p, &h, sizeof h), p += sizeof h;
+  memcpy(p, f, fl), p += fl;
+  memcpy(p, msg, ml), p += ml;
+  if (n_got) memcpy(p, got, n_got * sizeof(double)), p += n_got * sizeof(double);
+  if (n_want) memcpy(p, want, n_want * sizeof(double));
+  send_all(rec, total);
+  free(rec);
 }
 
 /* Floats as doubles in one buffer: got then want. */
