@@ -307,6 +307,18 @@ static char g_scratch[PATH_MAX];        /* this run's private directory (0700) *
 static char g_cwd[PATH_MAX + 8];        /* the runners' working directory, inside it */
 static int g_nout;                      /* capture files made so far */
 
+/* A system call of the grader's own failed: say so, leave no scratch, stop (status 2). */
+__attribute__((format(printf, 1, 2))) static _Noreturn void fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  if (g_cwd[0]) rmdir(g_cwd);
+  if (g_scratch[0]) rmdir(g_scratch);
+  _exit(2);
+}
+
 static void on_signal(int sig) {
   int saved = errno;
   if (sig != SIGCHLD) g_stop = sig;
@@ -316,7 +328,7 @@ static void on_signal(int sig) {
 }
 
 static void install_handlers(void) {
-  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) die("grader: pipe: %s", strerror(errno));
+  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) fatal("grader: pipe: %s", strerror(errno));
   struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGCHLD, &sa, NULL);
@@ -389,7 +401,7 @@ static int new_capture(void) {
   snprintf(path, sizeof path, "%s/%04d.out", g_scratch, g_nout++);
   int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_APPEND | O_CLOEXEC,
                 0600);
-  if (fd < 0) die("grader: cannot create %s: %s", path, strerror(errno));
+  if (fd < 0) fatal("grader: cannot create %s: %s", path, strerror(errno));
   unlink(path);
   return fd;
 }
@@ -398,7 +410,7 @@ static int new_capture(void) {
 static void run_confined(const Runner *rn, const char *arg1, const char *arg2, double timeout_s,
                          rlim_t as_bytes, RunInfo *r) {
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) die("grader: pipe: %s", strerror(errno));
+  if (pipe2(p, O_CLOEXEC) != 0) fatal("grader: pipe: %s", strerror(errno));
   r->out_fd = new_capture();
   char *argv[] = {RUNNER, (char *)arg1, (char *)arg2, NULL};
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -409,7 +421,7 @@ static void run_confined(const Runner *rn, const char *arg1, const char *arg2, d
   fflush(NULL); /* nothing buffered may be written twice */
   double t0 = now_seconds();
   pid_t pid = fork();
-  if (pid < 0) die("grader: fork: %s", strerror(errno));
+  if (pid < 0) fatal("grader: fork: %s", strerror(errno));
   if (pid == 0) sandbox_exec(&spec);
   setpgid(pid, pid); /* also here, so a kill of the group can never miss it */
   close(p[1]);
@@ -428,7 +440,7 @@ static void run_confined(const Runner *rn, const char *arg1, const char *arg2, d
     /* sleep until the pipe has data, the child exits (SIGCHLD), a signal, or the deadline */
     struct pollfd fds[2] = {{open_chan ? p[0] : -1, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
     if (poll(fds, 2, (int)ceil(left * 1000.0)) < 0 && errno != EINTR)
-      die("grader: poll: %s", strerror(errno));
+      fatal("grader: poll: %s", strerror(errno));
     drain_wake();
     if (open_chan && fds[0].revents) open_chan = read_chan(p[0], r);
   }
@@ -1092,14 +1104,6 @@ int main(int argc, char **argv) {
   char *self_dir = own_dir();
   const char *runner_dir = o.runner ? o.runner : self_dir;
 
-  const char *tmpdir = getenv("TMPDIR");
-  snprintf(g_scratch, sizeof g_scratch, "%s/attention-lab-grade-XXXXXX",
-           tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(g_scratch)) die("grader: cannot create %s: %s", g_scratch, strerror(errno));
-  snprintf(g_cwd, sizeof g_cwd, "%s/cwd", g_scratch);
-  if (mkdir(g_cwd, 0500) != 0) die("grader: cannot create %s: %s", g_cwd, strerror(errno));
-  install_handlers();
-
   open_runners(&g_stu, &g_stu_hidden, runner_dir, "submission's");
   if (o.reference) {
     char a[PATH_MAX], b[PATH_MAX];
@@ -1112,14 +1116,24 @@ int main(int argc, char **argv) {
     }
     g_have_ref = true;
   }
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(g_scratch, sizeof g_scratch, "%s/attention-lab-grade-XXXXXX",
+           tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(g_scratch)) die("grader: cannot create %s: %s", g_scratch, strerror(errno));
+  snprintf(g_cwd, sizeof g_cwd, "%s/cwd", g_scratch);
+  if (mkdir(g_cwd, 0500) != 0) fatal("grader: cannot create %s: %s", g_cwd, strerror(errno));
+  install_handlers();
+
   /* The list of tests comes from the reference where there is one: a submission can neither
    * add a test nor change one's points. */
   const Runner *lv = g_have_ref ? &g_ref : &g_stu, *lh = g_have_ref ? &g_ref_hidden : &g_stu_hidden;
   rlim_t vm = list_tests(lv, false);
   if (vm && lh->fd >= 0) {
-    if (g_have_ref && g_stu_hidden.fd < 0)
-      die("grade: %s has hidden tests but %s/%s is missing; build it with make grade-build",
-          lh->path, runner_dir, RUNNER_HIDDEN);
+    if (g_have_ref && g_stu_hidden.fd < 0) {
+      fprintf(stderr, "grade: %s has hidden tests but %s/%s is missing; build it with make "
+                      "grade-build\n", lh->path, runner_dir, RUNNER_HIDDEN);
+      finish(2);
+    }
     rlim_t vh = list_tests(lh, true);
     vm = vh > vm ? vh : vh ? vm : 0;
   }
