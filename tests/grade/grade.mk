@@ -21,9 +21,11 @@
 
 .PHONY: grade-build grade-runners grade-reference grade-submission grade handout
 
-HAVE_SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void){return seccomp_init(0)==0;}' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo yes)
-GRADER_CFLAGS := $(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP)
-GRADER_LIBS := $(if $(HAVE_SECCOMP),-lseccomp)
+# Detected only when a recipe needs them, once per make (each costs a compile and link; make
+# grade must stay quick when nothing is to be rebuilt).
+HAVE_SECCOMP = $(eval HAVE_SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void){return seccomp_init(0)==0;}' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo yes))$(HAVE_SECCOMP)
+GRADER_CFLAGS = $(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP)
+GRADER_LIBS = $(if $(HAVE_SECCOMP),-lseccomp)
 
 # The kit's exercise headers, copied: $(B)/grade-include/labNN/labNN.h. Two levels below the
 # root, so that their own "../../common/x.h" (and the submission's) resolve to common/.
@@ -48,7 +50,7 @@ GRADE_HIDDEN_OBJ ?=
 GHID_OBJ := $(strip $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c))) $(GRADE_HIDDEN_OBJ))
 # Runners are linked statically where the toolchain can (libc.a, libgomp.a, libopenblas.a):
 # the sandbox then refuses all new executable memory (no code patching), and a run starts faster.
-RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static)
+RUNNER_STATIC = $(eval RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static))$(RUNNER_STATIC)
 RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
 
 # The submission's exercises: its own directory is the only one of its it may include from.
