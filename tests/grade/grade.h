@@ -20,7 +20,7 @@
  * lab ("lab02_") — that is how make grade LAB=02 picks tests and how subtotals are formed.
  * Files: the .c files in tests/grade/labNN/ (handed out) and tests/hidden/labNN/ (instructor
  * only). A test runs in an empty directory it cannot write, with no environment beyond
- * OMP_NUM_THREADS=1; it may read no file of the kit. */
+ * OMP_NUM_THREADS=1; it must not need any file (none is there to read). */
 #ifndef AL_GRADE_H
 #define AL_GRADE_H
 
