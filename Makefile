@@ -179,10 +179,11 @@ include tests/fuzz/fuzz.mk
 # download fra-eng.zip; pandoc turns the woven chapters into the docs site (make docs), and
 # headless chromium opens every page of it in tests/suites/docs_site.sh (~80 MB download; the
 # suite takes about a minute; without chromium it skips, saying so).
-# .ci/run reads this line, so it is the one list.
 # clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz).
+# libseccomp-dev: the grader confines student code with a seccomp filter (tests/grade/sandbox.c).
+# .ci/run reads this line, so it is the one list.
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  python3 curl ca-certificates pandoc chromium clang-14 libclang-rt-14-dev
+  libseccomp-dev python3 curl ca-certificates pandoc chromium clang-14 libclang-rt-14-dev
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \

@@ -104,39 +104,36 @@ void json_obj_end(JsonW *w) { close_container(w, 1); }
 void json_arr_begin(JsonW *w) { open_container(w, 0); }
 void json_arr_end(JsonW *w) { close_container(w, 0); }
 
-/* The length of the well-formed UTF-8 sequence at p (1..4), or 0 when it is not one: a stray
- * continuation byte, a truncated sequence, an overlong form, a surrogate, or past U+10FFFF. */
-static int utf8_len(const unsigned char *p) {
-  unsigned char c = p[0];
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates
+ * D800-DFFF, nothing above U+10FFFF), or 0 when the bytes there are not one. */
+size_t json_utf8_len(const unsigned char *p) {
+  unsigned c = p[0];
   if (c < 0x80) return 1;
-  int n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-  if (n == 0 || c > 0xF4) return 0;
-  for (int i = 1; i < n; i++)
-    if ((p[i] & 0xC0) != 0x80) return 0; /* also stops at the NUL */
-  if (c == 0xE0 && p[1] < 0xA0) return 0; /* overlong */
-  if (c == 0xED && p[1] >= 0xA0) return 0; /* UTF-16 surrogates */
-  if (c == 0xF0 && p[1] < 0x90) return 0; /* overlong */
-  if (c == 0xF4 && p[1] >= 0x90) return 0; /* past U+10FFFF */
+  unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
+  size_t n;
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;      /* below: overlong */
+    else if (c == 0xed) hi = 0x9f; /* above: surrogates */
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;      /* below: overlong */
+    else if (c == 0xf4) hi = 0x8f; /* above: past U+10FFFF */
+  } else
+    return 0;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80) return 0;
   return n;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped; UTF-8 text passes
- * through, and each byte that is not part of well-formed UTF-8 (a damaged fra.txt line)
- * becomes U+FFFD, so the file is always valid JSON (RFC 8259 requires UTF-8). */
+/* A JSON string: quotes, backslashes and control characters escaped; well-formed UTF-8 passes
+ * through, any other byte becomes U+FFFD, so the file is always valid JSON. */
 static void write_string(FILE *f, const char *s) {
   fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
     unsigned char ch = *p;
-    if (ch >= 0x80) {
-      int n = utf8_len(p);
-      if (n == 0) {
-        fputs("\\ufffd", f);
-      } else {
-        fwrite(p, 1, (size_t)n, f);
-        p += n - 1;
-      }
-      continue;
-    }
     switch (ch) {
     case '"': fputs("\\\"", f); break;
     case '\\': fputs("\\\\", f); break;
@@ -146,11 +143,21 @@ static void write_string(FILE *f, const char *s) {
     case '\b': fputs("\\b", f); break;
     case '\f': fputs("\\f", f); break;
     default:
-      if (ch < 0x20)
+      if (ch < 0x20 || ch == 0x7f) {
         fprintf(f, "\\u%04x", ch);
-      else
+      } else if (ch >= 0x80) {
+        size_t n = json_utf8_len(p);
+        if (n)
+          fwrite(p, 1, n, f);
+        else
+          fputs("\\ufffd", f);
+        p += n ? n : 1;
+        continue;
+      } else {
         fputc(ch, f);
+      }
     }
+    p++;
   }
   fputc('"', f);
 }

@@ -31,6 +31,10 @@ void json_doubles(JsonW *w, const double *v, long n);
 /* A tensor as nested arrays following its shape. */
 struct Tensor;
 void json_tensor(JsonW *w, const struct Tensor *t);
+/* Length of the well-formed UTF-8 sequence at p, 0 when it is not one (string writers turn
+ * such bytes into U+FFFD). */
+#include <stddef.h>
+size_t json_utf8_len(const unsigned char *p);
 /* key + value shorthands */
 #define json_kv_num(w, k, v) (json_key((w), (k)), json_num((w), (v)))
 #define json_kv_int(w, k, v) (json_key((w), (k)), json_int((w), (v)))

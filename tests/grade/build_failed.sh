@@ -15,16 +15,21 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$json" ] || exit 0
+# Well-formed UTF-8 passes, any other byte becomes U+FFFD (no overlongs, no surrogates, nothing
+# past U+10FFFF: results.json must be valid JSON whatever the compiler printed).
+valid_utf8() {
+  LC_ALL=C perl -pe 's/([\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2})|[\x80-\xff]/defined $1 ? $1 : "\xef\xbf\xbd"/ge'
+}
 {
   echo "The submission did not build, or the grader refused to link it, so no test could run"
   echo "(score 0). Fix the first problem below and run make grade again."
   echo
-  grep -E '^grade: |error|Error' "$log" | grep -v '^make' | head -n 40
-} | awk '
-  BEGIN { printf "{\n  \"score\": 0,\n  \"output\": \"" }
-  {
-    gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); gsub(/\t/, "\\t"); gsub(/[\001-\037]/, "")
-    printf "%s\\n", $0
-  }
-  END { printf "\",\n  \"tests\": []\n}\n" }' >"$json.tmp" && mv "$json.tmp" "$json"
+  # -a: a log with one non-UTF-8 byte is still text to us (grep would say "binary file matches")
+  grep -aE '^grade: |error|Error' "$log" | grep -av '^make' | head -n 40
+} | valid_utf8 | perl -e '
+  # one JSON string: escapes, and no control character but the newlines (as \n)
+  local $/;
+  $_ = <STDIN>;
+  s/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g; s/\n/\\n/g; s/[\x00-\x1f\x7f]//g;
+  print "{\n  \"score\": 0,\n  \"output\": \"$_\",\n  \"tests\": []\n}\n";' >"$json.tmp" && mv "$json.tmp" "$json"
 echo "results: $json (score 0: the submission could not be graded)"

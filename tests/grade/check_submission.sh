@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# check_submission.sh OBJ... — refuse student objects (labs/*) that could tamper with the
-# grader they are linked into. The graded tests run exercise code inside the grader's own
-# binary, so before linking each object must:
-#   - define no global symbol but its exercises (tests/grade/exercise_symbols.txt): a global
-#     `write` or `getrandom` would replace the C library's for the harness too;
-#   - have no constructors or destructors (.init_array and friends run outside any test);
-#   - not call the kit's own implementation of an exercise, nor process-control functions
-#     (fork, kill, setsid, exec, dlsym, ...) that no exercise needs.
+# check_submission.sh [--sources DIR] OBJ... — a fast, friendly first message about a
+# submission (labNN/*.c under DIR, compiled to OBJ...), before its test runner is linked.
+# The grade does not rest on it: the grader never holds student code and judges only the
+# values a confined runner sends back (tests/grade/grader.c, sandbox.c). It names what is
+# certainly not an exercise:
+#   - a global symbol that is not an exercise (tests/grade/exercise_symbols.txt): a global
+#     `write` would replace the C library's for the test code in the runner too;
+#   - constructors or destructors (.init_array and friends run outside any test);
+#   - calls to the kit's own implementation of an exercise, or to process-control functions
+#     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them);
+#   - in the sources: #include_next, and headers named like a system header (the graded tests
+#     never see the submission's headers; these are refused so that nobody relies on it).
 # Prints one line per problem, naming the source file, and exits 1 if there is any.
-# What it cannot see: inline assembly issuing system calls directly (see docs/instructor-guide.md).
 set -u
 here=$(dirname "$0")
 allowed=$(grep -v '^#' "$here/exercise_symbols.txt")
@@ -18,8 +21,29 @@ process_calls='fork vfork clone clone3 kill killpg tgkill tkill getppid setsid s
   daemon execve execv execvp execvpe execl execlp execle fexecve system popen posix_spawn
   posix_spawnp ptrace prctl dlopen dlsym dlvsym dlmopen syscall mprotect getrandom'
 bad=0
+if [ "${1-}" = --sources ]; then
+  dir=$2
+  shift 2
+  while IFS= read -r -d '' f; do
+    rel=${f#"$dir"/}
+    if grep -aqE '^[[:space:]]*#[[:space:]]*include_next' "$f"; then
+      echo "grade: $rel uses #include_next, which no exercise needs; include the kit's headers by name"
+      bad=1
+    fi
+    case $f in
+    *.h)
+      b=$(basename "$f")
+      if [ -e "/usr/include/$b" ] || [ -e "/usr/include/x86_64-linux-gnu/$b" ] ||
+        ls /usr/lib/gcc/*/*/include/"$b" >/dev/null 2>&1; then
+        echo "grade: $rel has the name of a system header (<$b>); rename it"
+        bad=1
+      fi
+      ;;
+    esac
+  done < <(find "$dir" \( -name '*.c' -o -name '*.h' \) -print0)
+fi
 for o in "$@"; do
-  src=$(sed -E 's#^.*/((labs|solutions)/lab[0-9]+/[^/]+)\.o$#\1.c#' <<<"$o")
+  src=$(sed -E 's#^.*/(lab[0-9]+/[^/]+)\.o$#\1#; s#\.raw$##; s#$#.c#' <<<"$o")
   while read -r sym; do
     [ -n "$sym" ] || continue
     grep -qxF "$sym" <<<"$allowed" && continue

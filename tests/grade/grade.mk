@@ -2,49 +2,130 @@
 #
 #   make grade [LAB=NN] [VARIANT=solutions|labs]   score table, results.json; exit 0 at full marks
 #   make handout                                   build/attention-lab-handout.tar.gz
-#   make grade-build                               the grader and the grader's own test binaries
+#   make grade-build                               the grader, its runners, its own test binaries
 #
-# One grader per variant, build/$(VARIANT)/grade: the harness (tests/grade/grader.c), every
-# graded test (tests/grade/labNN/*.c, and tests/hidden/labNN/*.c where present) and the
-# variant's libraries. Test objects are linked as objects, not from an archive, so that every
-# GRADED_TEST's constructor is kept. GRADE_FLAGS passes more options (build/$(VARIANT)/grade
-# --help), e.g. -v or --timeout 30. On Gradescope, with the student's labs/ copied in:
-#   make grade VARIANT=labs GRADE_FLAGS="--json /autograder/results/results.json"
+# Three kinds of binary (tests/grade/grader.c says why):
+#   $(VOBJ)/grade             the grader: grader.c + sandbox.c + libcommon. No test, no student
+#                             code: nothing of the submission ever runs in the process that scores.
+#   $(GRADE_OUT)/grade-run    a runner: runner.c + the graded tests + the submission's exercises
+#   $(GRADE_OUT)/grade-run-hidden   the same with the hidden tests (tests/hidden/), if any
+# The submission is GRADE_SUB (default: the VARIANT directory, labs/ or solutions/); only its
+# labNN/*.c files are used. Everything else a runner holds (tests, chapters/) is compiled
+# against $(GINC), the kit's own copy of the exercise headers (labs/labNN/*.h copied there), and
+# the submission's files are compiled with no include path into the submission: a header of
+# the student's can reach no test. With solutions/ present, VARIANT=labs is judged against the
+# reference runners of VARIANT=solutions (--reference); a handout without solutions/ grades a
+# practice run (each test judged against its own expected values).
+# GRADE_FLAGS passes more options (build/$(VARIANT)/grade --help), e.g. -v or --timeout 30.
+# Gradescope: docs/instructor-guide.md ("Gradescope").
 
-.PHONY: grade-build grade handout
+.PHONY: grade-build grade-runners grade-reference grade-submission grade handout
 
-GRADE_SRC := $(sort $(wildcard tests/grade/lab*/*.c) $(wildcard tests/hidden/lab*/*.c))
-GRADE_OBJ := $(GRADE_SRC:%.c=$(VOBJ)/%.o)
-GRADER_MAIN := $(VOBJ)/tests/grade/grader.o
+# Detected only when a recipe needs them, once per make (each costs a compile and link; make
+# grade must stay quick when nothing is to be rebuilt).
+HAVE_SECCOMP = $(eval HAVE_SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void){return seccomp_init(0)==0;}' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo yes))$(HAVE_SECCOMP)
+GRADER_CFLAGS = $(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP)
+GRADER_LIBS = $(if $(HAVE_SECCOMP),-lseccomp)
+
+# The kit's exercise headers, copied: $(B)/grade-include/labNN/labNN.h. Two levels below the
+# root, so that their own "../../common/x.h" (and the submission's) resolve to common/.
+GINC := $(B)/grade-include
+KIT_HEADERS := $(sort $(wildcard labs/lab*/*.h))
+GINC_HEADERS := $(KIT_HEADERS:labs/%=$(GINC)/%)
+$(GINC)/%.h: labs/%.h
+	@mkdir -p $(@D) && cp $< $@.tmp && chmod a-w $@.tmp && mv -f $@.tmp $@
+
+# Kit code in a runner (tests, chapters/, runner.c), compiled against $(GINC) only.
+GKIT := $(B)/grade-kit
+$(GKIT)/%.o: %.c $(FLAGS_STAMP) $(GINC_HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
+GKIT_LIBCHAP := $(GKIT)/libchap.a
+$(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
+	@rm -f $@ && ar rcs $@ $^
+GRUNNER_OBJ := $(GKIT)/tests/grade/runner.o
+GVIS_OBJ := $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
+# GRADE_HIDDEN_OBJ: hidden tests already compiled (an autograder whose hidden sources are gone)
+GRADE_HIDDEN_OBJ ?=
+GHID_OBJ := $(strip $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c))) $(GRADE_HIDDEN_OBJ))
+# Runners are linked statically where the toolchain can (libc.a, libgomp.a, libopenblas.a):
+# the sandbox then refuses all new executable memory (no code patching), and a run starts faster.
+RUNNER_STATIC = $(eval RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static))$(RUNNER_STATIC)
+RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+
+# The submission's exercises: its own directory is the only one of its it may include from.
+GRADE_SUB ?= $(VARIANT)
+GRADE_OUT ?= $(VOBJ)
+GSUB_SRC := $(sort $(wildcard $(GRADE_SUB)/lab*/*.c))
+# Each object is then rewritten to export nothing but exercise names (objcopy
+# --keep-global-symbols): a `write` or `memcpy` of the student's becomes local to its file and
+# cannot replace the C library's or the kit's for the test code in the runner.
+GSUB_RAW := $(patsubst $(GRADE_SUB)/%.c,$(GRADE_OUT)/sub/%.raw.o,$(GSUB_SRC))
+GSUB_OBJ := $(GSUB_RAW:.raw.o=.o)
+$(GRADE_OUT)/sub/%.raw.o: $(GRADE_SUB)/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
+$(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
+	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
+
+# A friendly first message (not what the trust rests on): symbols and sections that no
+# exercise needs, #include_next, headers named like the system's.
+$(GRADE_OUT)/submission.ok: $(GSUB_RAW) $(GSUB_SRC) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
+	@bash tests/grade/check_submission.sh --sources $(GRADE_SUB) $(GSUB_RAW) && touch $@
+
+$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok
+	$(CC) $(CFLAGS) -o $@ $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(RUNNER_LIBS)
+$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok
+	$(CC) $(CFLAGS) -o $@ $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(RUNNER_LIBS)
+GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
+
+# The grader: kit code only.
 GRADER := $(VOBJ)/grade
-GRADE_FLAGS ?=
+GRADER_OBJ := $(VOBJ)/grade-main.o $(GKIT)/tests/grade/sandbox.o
+$(VOBJ)/grade-main.o: tests/grade/grader.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(GRADER_CFLAGS) $(DEPFLAGS) -DGRADE_VARIANT='"$(VARIANT)"' -c $< -o $@
+$(GKIT)/tests/grade/sandbox.o: CFLAGS += $(GRADER_CFLAGS)
+$(GRADER): $(GRADER_OBJ) $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $(GRADER_OBJ) $(LIBCOMMON) $(LDLIBS) $(GRADER_LIBS)
 
-$(GRADER_MAIN): CFLAGS += -DGRADE_VARIANT='"$(VARIANT)"'
-$(GRADER): $(GRADER_MAIN) $(GRADE_OBJ) $(LIBS_ALL) $(VOBJ)/submission.ok
-	$(CC) $(CFLAGS) -o $@ $(GRADER_MAIN) $(GRADE_OBJ) $(LINK_LIBS)
-
-# Student code is linked into the grader: refuse what could tamper with it (check_submission.sh).
-$(VOBJ)/submission.ok: $(EX_OBJ) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
-	@bash tests/grade/check_submission.sh $(EX_OBJ) && touch $@
+# The reference: the solutions' runners, when this checkout has solutions/.
+HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
+GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter-out solutions,$(GRADE_SUB))),$(B)/solutions)
+grade-runners: $(GRADER) $(GRADE_RUNNERS)
+# Only the submission's objects: an autograder compiles them as an unprivileged user.
+grade-submission: $(GRADE_OUT)/submission.ok
+grade-reference:
+ifeq ($(GRADE_REF),$(B)/solutions)
+	@$(MAKE) --no-print-directory VARIANT=solutions GRADE_SUB=solutions GRADE_OUT=$(B)/solutions grade-runners
+endif
 
 # The grader's own tests (tests/grader/, run by tests/suites/grading.sh): a fake lab 99 graded
-# against a well-behaved and a hostile submission. They need only libcommon.
+# with a well-behaved submission (also the reference) and a hostile one. The grader here is
+# build/grader/grade; each submission's runners are in build/grader/NAME/.
 SELFTEST_DIR := $(B)/grader
-SELFTEST := $(SELFTEST_DIR)/good $(SELFTEST_DIR)/hostile
-SELFTEST_OBJ := $(OBJ)/tests/grade/grader.o $(OBJ)/tests/grader/fake_tests.o \
-  $(OBJ)/tests/grader/hidden/fake_hidden.o
-$(SELFTEST): $(SELFTEST_DIR)/%: $(OBJ)/tests/grader/submission_%.o $(SELFTEST_OBJ) $(LIBCOMMON)
+SELFTEST_KIT := $(GKIT)/tests/grader/fake_tests.o $(GRUNNER_OBJ)
+SELFTEST := $(SELFTEST_DIR)/grade $(foreach s,good hostile,$(SELFTEST_DIR)/$(s)/grade-run $(SELFTEST_DIR)/$(s)/grade-run-hidden)
+$(SELFTEST_DIR)/grade: $(GRADER)
+	@mkdir -p $(@D) && cp $< $@
+$(SELFTEST_DIR)/%/sub.o: $(GKIT)/tests/grader/submission_%.o tests/grader/fake_symbols.txt
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(SELFTEST_OBJ) $(LIBCOMMON) $(LDLIBS)
+	objcopy --keep-global-symbols=tests/grader/fake_symbols.txt $< $@
+$(SELFTEST_DIR)/%/grade-run: $(SELFTEST_DIR)/%/sub.o $(SELFTEST_KIT) $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $< $(SELFTEST_KIT) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
+$(SELFTEST_DIR)/%/grade-run-hidden: $(SELFTEST_DIR)/%/sub.o $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $< $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
 
-grade-build: $(GRADER) $(SELFTEST)
+grade-build: grade-runners grade-reference $(SELFTEST)
 
-# A grader that does not build still leaves a results.json (score 0, the build errors).
+# A submission that does not build (or is refused) still leaves a results.json (score 0, the
+# build errors).
+GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF),$(if $(filter solutions,$(GRADE_SUB)),--reference $(GRADE_OUT)))
 grade:
-	@mkdir -p $(B) && $(MAKE) --no-print-directory $(GRADER) >$(B)/grade-build.log 2>&1 || \
+	@mkdir -p $(B) && $(MAKE) --no-print-directory grade-runners grade-reference >$(B)/grade-build.log 2>&1 || \
 	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \
 	    $(GRADE_FLAGS); exit 1; }
-	@$(GRADER) $(if $(LAB),--lab $(LAB)) $(GRADE_FLAGS)
+	@$(GRADER) $(GRADE_RUN_FLAGS) $(if $(LAB),--lab $(LAB)) $(GRADE_FLAGS)
 
 handout:
 	@bash tests/grade/handout.sh $(B)/attention-lab-handout.tar.gz

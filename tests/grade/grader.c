@@ -1,36 +1,43 @@
-/* grader.c — the harness and main() behind `make grade`.
+/* grader.c — the grader behind `make grade`: it decides every score, and it never contains
+ * student code. It links only the kit's common/ layer and this harness: no submission object,
+ * no graded test, so no constructor, IFUNC resolver, .init section or header of the student's
+ * ever runs in it.
  *
- * Every GRADED_TEST registers itself before main() (grade.h). main() runs each selected test in
- * its own child process and turns what happened into points:
+ * The graded tests live in test runners (runner.c + the tests + one submission's exercises):
  *
- *   parent                                    child (fork)
- *   pipe, fresh 128-bit random nonce    ──►   own process group, killed if the parent dies
- *                                             stdin </dev/null, stdout+stderr -> capture file
- *                                             cwd: an empty scratch directory
- *                                             limits: address space, CPU time, file size
- *                                             runs the test; each failed EXPECT, and at the
- *   reads the pipe, kills the group at  ◄──   end the verdict, go over the pipe as records
- *   the wall-time limit                       stamped with the nonce
+ *   grader (trusted, this file)                 runner of the student's code (confined)
+ *   lists the tests from the reference runner
+ *   per test: private capture file, pipe  ──►  fork; limits, seccomp filter, user nobody
+ *                                               when root (sandbox.c); exec the runner
+ *                                               runs one test; every EXPECT sends what it
+ *   reads the channel, kills at the     ◄──    observed (values, not verdicts: record.h)
+ *   wall-time limit
+ *   judges: the student's values against the expected values and tolerances of a
+ *   trusted reference run of the same test (the solutions' runner, or a precomputed one)
  *
- * Only a verdict earns points, and only the harness writes one, after the test function has
- * returned. So exit(0) or _exit() in exercise code, printing "PASS" or "Score: 100/100",
- * crashing, hanging, flooding the terminal or writing results.json all score zero for that
- * test and cannot touch the others: each test starts from a fresh fork of a parent that never
- * calls exercise code, in its own scratch directory. results.json is written by the parent at
- * the very end (to a temporary file, then renamed), and the parent leaves with _exit() so no
- * atexit handler or destructor planted by student code runs after it.
+ * So printing "PASS", exiting early, crashing, hanging, flooding the output, forging
+ * records, writing files or signalling the grader all score zero for that test and cannot
+ * touch the others. Without a reference (a student's handout) each run is judged against its
+ * own expected values, and the header says that this run is a practice run.
  *
- * Outcomes: passed, wrong answer (with the EXPECT messages), not implemented (a stub's message
- * in the output), crash (signal), timeout, out of memory, exited early (no verdict), tampered
- * (the verdict channel carried bytes the harness did not write).
+ * The grader's files are out of the runner's reach: scratch lives in a private directory
+ * (mode 0700), capture files are opened by the grader, unlinked at once and read through
+ * their descriptors; results.json is written at the very end (temporary file + rename) after
+ * every runner is gone; an interrupted grader removes any results.json at its path.
  *
- *   grade [--lab NN] [--only TEXT] [--timeout S] [--mem MIB] [--json FILE] [--list] [-v]
+ * Outcomes: passed, wrong answer (with the failed checks), not implemented (a stub's message
+ * in the output), crash (signal), timeout, out of memory, exited early (no end record),
+ * forbidden (the sandbox stopped a system call), tampered (the channel carried malformed
+ * data), broken (the reference run itself fails the test: the test's fault, not the student's).
+ *
+ *   grade [--runner DIR] [--reference DIR] [--lab NN] [--only TEXT] [--timeout S] [--mem MIB]
+ *         [--json FILE] [--list] [-v]
  *
  * Exit status: 0 at full marks, 1 otherwise, 2 when there is nothing to grade or bad usage.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -41,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -49,9 +55,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/rng.h"
+#include "../../common/json.h"
 #include "../../common/util.h"
-#include "grade.h"
+#include "record.h"
+#include "sandbox.h"
 
 #ifndef GRADE_VARIANT
 #define GRADE_VARIANT ""
@@ -59,16 +66,15 @@
 
 #define DEFAULT_TIMEOUT_S 10.0
 #define DEFAULT_MEM_MIB 1024L
-#define GRADE_SEED 1234         /* every test starts from the same random stream */
-#define CHAN_FD 3               /* the child's end of the verdict pipe */
-#define MAX_FAIL_RECORDS 8      /* failed EXPECTs reported per test: the first say enough */
-#define MAX_MSG 512             /* bytes per failure message (a record stays < PIPE_BUF) */
-#define CHAN_CAP (64 * 1024)    /* more than this on the channel can only be tampering */
+#define MAX_FAIL_SHOWN 8        /* failed checks reported per test: the first say enough */
+#define CHAN_CAP (64L << 20)    /* more than this on the channel can only be tampering */
 #define CAPTURE_CAP (1L << 20)  /* program output kept per test (RLIMIT_FSIZE) */
 #define SHOW_HEAD 1536          /* output bytes shown from the start ... */
 #define SHOW_TAIL 1536          /* ... and from the end */
 #define OOM_MARGIN (64L << 20)  /* peak address space this close to the limit reads as OOM */
 #define STUB_MARK "is not implemented yet" /* what exercise_todo() prints */
+#define RUNNER "grade-run"               /* in a runner directory: the handed-out tests */
+#define RUNNER_HIDDEN "grade-run-hidden" /* ... and the hidden ones, where there are any */
 
 /* ------------------------------------------------------------------ small strings */
 
@@ -111,7 +117,7 @@ static const char *short_path(const char *file) {
   return p ? p : file;
 }
 
-/* ------------------------------------------------------------------ registry */
+/* ------------------------------------------------------------------ the tests */
 
 typedef enum {
   OUT_PASSED,
@@ -121,20 +127,22 @@ typedef enum {
   OUT_TIMEOUT,
   OUT_OOM,
   OUT_EXITED,
+  OUT_FORBIDDEN,
   OUT_TAMPERED,
+  OUT_BROKEN,
 } Outcome;
 
-static const char *const OUTCOME_TEXT[] = {"passed", "wrong answer", "not implemented", "crash",
-                                           "timeout", "out of memory", "exited early",
-                                           "tampered"};
-static const char *const OUTCOME_ID[] = {"passed", "wrong_answer", "not_implemented", "crash",
-                                         "timeout", "out_of_memory", "exited_early", "tampered"};
+static const char *const OUTCOME_TEXT[] = {
+    "passed", "wrong answer", "not implemented", "crash", "timeout", "out of memory",
+    "exited early", "forbidden", "tampered", "broken test"};
+static const char *const OUTCOME_ID[] = {
+    "passed", "wrong_answer", "not_implemented", "crash", "timeout", "out_of_memory",
+    "exited_early", "forbidden", "tampered", "broken_test"};
 
 typedef struct {
-  /* registration */
-  const char *name, *desc, *file;
+  /* from the reference runner's list */
+  char *name, *desc, *file;
   int points, lab, seq;
-  GradedFn fn;
   double timeout_s; /* 0: the default */
   bool hidden;
   /* result */
@@ -142,41 +150,14 @@ typedef struct {
   int score;
   double seconds;
   char *why;      /* one line on what happened, "" when passed or plainly wrong */
-  char *fails;    /* failed EXPECT messages, one per line */
-  int nfails;     /* how many EXPECTs failed (may exceed the messages kept) */
+  char *fails;    /* failed checks, one per line */
   char *output;   /* program output, head and tail */
   long output_bytes;
 } Graded;
 
 static Graded *g_tests;
-static int g_ntests, g_tests_cap;
-static bool g_frozen; /* main() has started: registrations are over */
+static int g_ntests;
 
-typedef struct {
-  const char *name;
-  double seconds;
-} TimeoutOverride;
-static TimeoutOverride *g_overrides;
-static int g_noverrides;
-
-void graded_register(const char *name, int points, const char *desc, GradedFn fn,
-                     const char *file) {
-  if (g_frozen) return; /* only constructors register; nothing may add tests at run time */
-  if (g_ntests == g_tests_cap) {
-    g_tests_cap = g_tests_cap ? 2 * g_tests_cap : 64;
-    g_tests = xrealloc(g_tests, (size_t)g_tests_cap * sizeof *g_tests);
-  }
-  g_tests[g_ntests] = (Graded){.name = name, .desc = desc ? desc : "", .file = file,
-                               .points = points, .fn = fn, .seq = g_ntests,
-                               .hidden = strstr(file, "hidden/") != NULL};
-  g_ntests++;
-}
-
-void graded_set_timeout(const char *name, double seconds) {
-  if (g_frozen) return;
-  g_overrides = xrealloc(g_overrides, (size_t)(g_noverrides + 1) * sizeof *g_overrides);
-  g_overrides[g_noverrides++] = (TimeoutOverride){name, seconds};
-}
 
 /* "lab02_..." -> 2; -1 when the name does not start with its lab */
 static int lab_of(const char *name) {
@@ -186,7 +167,7 @@ static int lab_of(const char *name) {
   return (name[3] - '0') * 10 + (name[4] - '0');
 }
 
-/* Registration problems are the test author's (or a cheat's): refuse to grade at all. */
+/* Registration problems are the test author's: refuse to grade at all. */
 static bool validate_tests(void) {
   bool ok = true;
   for (int i = 0; i < g_ntests; i++) {
@@ -216,19 +197,6 @@ static bool validate_tests(void) {
         ok = false;
       }
   }
-  for (int k = 0; k < g_noverrides; k++) {
-    int found = 0;
-    for (int i = 0; i < g_ntests; i++)
-      if (!strcmp(g_tests[i].name, g_overrides[k].name)) {
-        g_tests[i].timeout_s = g_overrides[k].seconds;
-        found = 1;
-      }
-    if (!found || !(g_overrides[k].seconds > 0)) {
-      fprintf(stderr, "grade: GRADED_TIMEOUT(%s, %g): %s\n", g_overrides[k].name,
-              g_overrides[k].seconds, found ? "seconds must be positive" : "no such test");
-      ok = false;
-    }
-  }
   return ok;
 }
 
@@ -242,159 +210,15 @@ static int cmp_tests(const void *pa, const void *pb) {
   return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* ------------------------------------------------------------------ the child's side */
-/* The channel is a stream of records: header (nonce, type, length) + payload. A child writes
- * one record per failed EXPECT (up to MAX_FAIL_RECORDS) and a verdict when the test returns; a
- * child that dies of a signal or calls exit() first reports its peak address space (VmPeak),
- * which tells "out of memory" from other deaths. */
-
-enum { REC_FAIL = 1, REC_VERDICT = 2, REC_VMPEAK = 3 };
-typedef struct {
-  uint64_t nonce[2];
-  uint32_t type, len;
-} RecHeader;
-
-static int g_chan = -1;       /* in a child: the verdict pipe; -1 in the parent */
-static uint64_t g_nonce[2];   /* this test's nonce, set by the parent just before fork */
-static int g_failures;        /* failed EXPECTs in the running test */
-
-static void chan_send(uint32_t type, const void *payload, size_t len) {
-  unsigned char rec[sizeof(RecHeader) + MAX_MSG];
-  if (len > MAX_MSG) len = MAX_MSG;
-  RecHeader h = {{g_nonce[0], g_nonce[1]}, type, (uint32_t)len};
-  memcpy(rec, &h, sizeof h);
-  memcpy(rec + sizeof h, payload, len);
-  /* one write of < PIPE_BUF bytes is atomic on a pipe */
-  ssize_t w;
-  do w = write(g_chan, rec, sizeof h + len);
-  while (w < 0 && errno == EINTR);
-}
-
-void grade_fail(const char *file, int line, const char *fmt, ...) {
-  char msg[MAX_MSG];
-  int k = snprintf(msg, sizeof msg, "%s:%d: ", short_path(file), line);
-  if (k < 0 || k >= (int)sizeof msg) k = 0;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap);
-  va_end(ap);
-  g_failures++;
-  if (g_chan < 0)
-    fprintf(stderr, "%s\n", msg); /* not inside a graded test */
-  else if (g_failures <= MAX_FAIL_RECORDS)
-    chan_send(REC_FAIL, msg, strlen(msg));
-}
-
-/* Send VmPeak from /proc/self/status. Async-signal-safe: it runs in fatal-signal handlers. */
-static void report_vm_peak(void) {
-  static char buf[4096];
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return;
-  buf[n] = '\0';
-  const char *p = strstr(buf, "VmPeak:");
-  if (!p) return;
-  uint64_t kb = 0;
-  for (p += 7; *p == ' ' || *p == '\t'; p++) {
-  }
-  for (; *p >= '0' && *p <= '9'; p++) kb = kb * 10 + (uint64_t)(*p - '0');
-  uint64_t bytes = kb << 10;
-  chan_send(REC_VMPEAK, &bytes, sizeof bytes);
-}
-
-static void on_fatal_signal(int sig) {
-  report_vm_peak();
-  raise(sig); /* the handler was reset on entry (SA_RESETHAND): this one is fatal */
-}
-
-static void watch_fatal_signals(void) {
-  static char altstack[64 * 1024]; /* a stack overflow needs somewhere to run the handler */
-  stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
-  sigaltstack(&ss, NULL);
-  struct sigaction sa = {.sa_handler = on_fatal_signal,
-                         .sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER};
-  sigemptyset(&sa.sa_mask);
-  const int sigs[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
-  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
-  atexit(report_vm_peak); /* exit() before the verdict, e.g. die("out of memory ...") */
-}
-
-static void fmt_shape(char *buf, size_t n, int ndim, const int *shape) {
-  size_t k = (size_t)snprintf(buf, n, "(");
-  for (int i = 0; i < ndim && k < n; i++)
-    k += (size_t)snprintf(buf + k, n - k, i ? ", %d" : "%d", shape[i]);
-  if (k < n) snprintf(buf + k, n - k, ")");
-}
-
-/* Returns 1 when t has the shape, else records a failure and returns 0. */
-int expect_shape_(const char *file, int line, const Tensor *t, const char *what, int ndim,
-                  const int *shape) {
-  char want[64], got[64];
-  fmt_shape(want, sizeof want, ndim, shape);
-  if (!t) {
-    grade_fail(file, line, "%s: expected a tensor of shape %s, got NULL (not implemented yet?)",
-               what, want);
-    return 0;
-  }
-  if (t->ndim == ndim && !memcmp(t->shape, shape, (size_t)ndim * sizeof *shape)) return 1;
-  fmt_shape(got, sizeof got, t->ndim < 0 || t->ndim > T_MAXDIM ? 0 : t->ndim, t->shape);
-  grade_fail(file, line, "%s: expected shape %s, got %s", what, want, got);
-  return 0;
-}
-
-/* Returns 1 when every got[i] is within atol + rtol*|want[i]| of want[i] (equal infinities
- * match; NaN never does), else records the first mismatch and how many there are. */
-int expect_close_(const char *file, int line, const float *got, const float *want, long n,
-                  double atol, double rtol, const char *what) {
-  if (!got) {
-    grade_fail(file, line, "%s: got NULL (not implemented yet?)", what);
-    return 0;
-  }
-  long bad = 0, first = -1;
-  for (long i = 0; i < n; i++) {
-    double g = got[i], w = want[i];
-    if (g == w || fabs(g - w) <= atol + rtol * fabs(w)) continue;
-    if (first < 0) first = i;
-    bad++;
-  }
-  if (!bad) return 1;
-  grade_fail(file, line,
-             "%s[%ld]: expected %.7g, got %.7g (%ld of %ld values off; tolerance %.1g + %.1g*|expected|)",
-             what, first, (double)want[first], (double)got[first], bad, n, atol, rtol);
-  return 0;
-}
-
-int expect_inverted_dropout_half_(const char *file, int line, const float *got,
-                                  const float *want, long n) {
-  if (!got) {
-    grade_fail(file, line, "training-mode output: got NULL (not implemented yet?)");
-    return 0;
-  }
-  long zeros = 0, kept = 0, other = 0;
-  for (long i = 0; i < n; i++) {
-    double o = got[i], w2 = 2.0 * want[i];
-    if (o == 0) zeros++;
-    else if (fabs(o - w2) <= 1e-5 * (1 + w2)) kept++; /* float32 rounding of w / (1 - p) */
-    else other++;
-  }
-  if (other)
-    grade_fail(file, line, "training with dropout 0.5: every output weight must be 0 or 2 w "
-               "(inverted dropout on the weights, Dropout_forward); %ld entries are neither", other);
-  else if (!zeros || !kept)
-    grade_fail(file, line, "training with dropout 0.5: expected some weights dropped and some "
-               "kept, got %ld dropped and %ld kept (is dropout applied when training?)", zeros, kept);
-  return !other && zeros && kept;
-}
-
 /* ------------------------------------------------------------------ options */
 
 typedef struct {
+  const char *runner;    /* directory of the submission's runners; NULL: the grader's own */
+  const char *reference; /* directory of the reference runners; NULL: none */
   int lab;            /* -1: every lab */
   const char *only;   /* substring of test names, or NULL */
   double timeout_s;   /* default wall-time limit per test */
-  long mem_mib;       /* address space a test may add to the grader's own; 0: no limit */
+  long mem_mib;       /* address space a test may add to the runner's own; 0: no limit */
   const char *json;   /* results file; NULL: none */
   bool list, verbose;
 } Options;
@@ -402,8 +226,12 @@ typedef struct {
 static _Noreturn void usage(int status) {
   FILE *f = status ? stderr : stdout;
   fprintf(f,
-          "usage: grade [--lab NN] [--only TEXT] [--timeout S] [--mem MIB] [--json FILE] "
-          "[--list] [-v]\n"
+          "usage: grade [--runner DIR] [--reference DIR] [--lab NN] [--only TEXT] [--timeout S]\n"
+          "             [--mem MIB] [--json FILE] [--list] [-v]\n"
+          "  --runner DIR     the submission's test runners " RUNNER " and " RUNNER_HIDDEN "\n"
+          "                   (default: the grader's own directory)\n"
+          "  --reference DIR  the reference solution's runners: the expected values come\n"
+          "                   from them (without: each run is judged against its own)\n"
           "  --lab NN      grade one lab (02, 2 or lab02)\n"
           "  --only TEXT   only tests whose name contains TEXT\n"
           "  --timeout S   wall-time limit per test in seconds (default %g; GRADED_TIMEOUT "
@@ -433,7 +261,11 @@ static Options parse_args(int argc, char **argv) {
                .json = "results.json"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--lab")) {
+    if (!strcmp(a, "--runner") || !strcmp(a, "--reference")) {
+      if (!v || !*v) usage(2);
+      *(a[2] == 'r' && a[3] == 'u' ? &o.runner : &o.reference) = v;
+      i++;
+    } else if (!strcmp(a, "--lab")) {
       const char *s = v ? v : "";
       if (!strncmp(s, "lab", 3)) s += 3;
       o.lab = (int)parse_number(a, s, 0);
@@ -466,14 +298,26 @@ static Options parse_args(int argc, char **argv) {
   return o;
 }
 
-/* ------------------------------------------------------------------ the parent's side */
+/* ------------------------------------------------------------------ running a runner */
 
 static pid_t g_parent;
 static int g_wake[2] = {-1, -1};        /* self-pipe: SIGCHLD and SIGINT wake the wait loop */
 static volatile sig_atomic_t g_stop;    /* a signal asked the grader to stop */
-static char g_root[4096];               /* where the grader started ($GRADE_ROOT) */
-static char g_scratch[4096];            /* this run's temporary directory */
-static rlim_t g_as_limit;               /* RLIMIT_AS for a child; 0: none */
+static char g_scratch[PATH_MAX];        /* this run's private directory (0700) */
+static char g_cwd[PATH_MAX + 8];        /* the runners' working directory, inside it */
+static int g_nout;                      /* capture files made so far */
+
+/* A system call of the grader's own failed: say so, leave no scratch, stop (status 2). */
+__attribute__((format(printf, 1, 2))) static _Noreturn void fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  if (g_cwd[0]) rmdir(g_cwd);
+  if (g_scratch[0]) rmdir(g_scratch);
+  _exit(2);
+}
 
 static void on_signal(int sig) {
   int saved = errno;
@@ -484,7 +328,7 @@ static void on_signal(int sig) {
 }
 
 static void install_handlers(void) {
-  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) die("grader: pipe: %s", strerror(errno));
+  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) fatal("grader: pipe: %s", strerror(errno));
   struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGCHLD, &sa, NULL);
@@ -493,88 +337,28 @@ static void install_handlers(void) {
   sigaction(SIGHUP, &sa, NULL);
 }
 
-/* The grader's own address-space size: a test's limit comes on top of it, so thread pools
- * and BLAS buffers reserved before main() do not eat into the test's share. */
-static rlim_t current_vm_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long pages = 0;
-  if (f) {
-    if (fscanf(f, "%lu", &pages) != 1) pages = 0;
-    fclose(f);
-  }
-  return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
-}
-
-static void set_limit(int resource, rlim_t soft, rlim_t hard) {
-  struct rlimit cur, rl = {soft, hard};
-  if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
-    if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > cur.rlim_max) rl.rlim_max = cur.rlim_max;
-    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > rl.rlim_max) rl.rlim_cur = rl.rlim_max;
-  }
-  setrlimit(resource, &rl);
-}
-
-static void close_fds_from(int lowfd) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-  if (close_range((unsigned)lowfd, ~0U, 0) == 0) return;
-#endif
-  long max = sysconf(_SC_OPEN_MAX);
-  if (max < 0 || max > 65536) max = 65536;
-  for (int fd = lowfd; fd < max; fd++) close(fd);
-}
-
-/* In the child: isolate, limit, run the test, and report. Never returns. */
-static _Noreturn void child_run(const Graded *t, int chan, const char *out_path,
-                                const char *dir, double timeout_s) {
-  setpgid(0, 0);                        /* one group: a timeout kills its descendants too */
-  prctl(PR_SET_PDEATHSIG, SIGKILL);     /* no orphans if the grader is killed */
-  if (getppid() != g_parent) _exit(127);
-  signal(SIGCHLD, SIG_DFL);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
-  signal(SIGHUP, SIG_DFL);
-  signal(SIGPIPE, SIG_DFL);
-  signal(SIGXFSZ, SIG_IGN);             /* past the output cap writes fail, the test goes on */
-
-  int in = open("/dev/null", O_RDONLY);
-  int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
-  if (in < 0 || out < 0) _exit(126);
-  dup2(in, 0);
-  dup2(out, 1);
-  dup2(out, 2);
-  if (chan != CHAN_FD) dup2(chan, CHAN_FD);
-  close_fds_from(CHAN_FD + 1);          /* the capture file, the grader's other pipes */
-  g_chan = CHAN_FD;
-  if (chdir(dir) != 0) _exit(125);
-  setenv("GRADE_ROOT", g_root, 1);
-
-  set_limit(RLIMIT_CORE, 0, 0);
-  set_limit(RLIMIT_FSIZE, (rlim_t)CAPTURE_CAP, (rlim_t)CAPTURE_CAP);
-  if (g_as_limit) set_limit(RLIMIT_AS, g_as_limit, g_as_limit);
-  /* CPU time is a backstop behind the wall clock; every core may be busy for the whole time */
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  rlim_t cpu = (rlim_t)ceil(timeout_s * (double)(ncpu > 0 ? ncpu : 1)) + 1;
-  set_limit(RLIMIT_CPU, cpu, cpu + 1);
-
-  watch_fatal_signals();
-  g_failures = 0;
-  rng_seed(GRADE_SEED);
-  ag_set_grad_enabled(true);
-  t->fn();
-  fflush(stdout);
-  uint32_t failures = (uint32_t)g_failures;
-  chan_send(REC_VERDICT, &failures, sizeof failures);
-  _exit(0); /* no atexit handlers: the verdict is in */
-}
-
-/* What the parent saw of one child. */
+/* A runner binary: opened once, exec'd through its descriptor (sandbox.c). */
 typedef struct {
-  uint64_t nonce[2];     /* the nonce this child was given */
-  unsigned char *chan;   /* bytes read from the verdict pipe (CHAN_CAP) */
-  size_t chan_len;
+  int fd;
+  bool static_exe; /* statically linked: the sandbox can refuse executable memory */
+  char path[PATH_MAX];
+} Runner;
+
+static bool runner_open(Runner *r, const char *dir, const char *name) {
+  snprintf(r->path, sizeof r->path, "%s/%s", dir, name);
+  r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+  r->static_exe = r->fd >= 0 && sandbox_is_static(r->fd);
+  return r->fd >= 0;
+}
+
+/* What the grader saw of one run. */
+typedef struct {
+  unsigned char *chan;   /* bytes read from the channel */
+  size_t chan_len, chan_cap;
   bool chan_overflow, timed_out, stopped;
   int status;            /* from waitpid */
   double seconds;
+  int out_fd;            /* the capture file (already unlinked) */
 } RunInfo;
 
 static void drain_wake(void) {
@@ -586,14 +370,16 @@ static void drain_wake(void) {
 /* Read what the pipe holds now; false once it is closed (or over its cap). */
 static bool read_chan(int fd, RunInfo *r) {
   for (;;) {
-    unsigned char buf[4096];
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n > 0) {
-      if (r->chan_len + (size_t)n > CHAN_CAP) {
+    if (r->chan_cap - r->chan_len < 65536) {
+      if (r->chan_cap >= (size_t)CHAN_CAP) {
         r->chan_overflow = true;
         return false;
       }
-      memcpy(r->chan + r->chan_len, buf, (size_t)n);
+      r->chan_cap = r->chan_cap ? 2 * r->chan_cap : 1 << 16;
+      r->chan = xrealloc(r->chan, r->chan_cap);
+    }
+    ssize_t n = read(fd, r->chan + r->chan_len, r->chan_cap - r->chan_len);
+    if (n > 0) {
       r->chan_len += (size_t)n;
       continue;
     }
@@ -609,41 +395,34 @@ static bool has_exited(pid_t pid) {
   return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
 }
 
-static void kill_group(pid_t pid) {
-  kill(-pid, SIGKILL);
-  kill(pid, SIGKILL); /* in case it never got to setpgid */
+/* A capture file nobody else can name: created in the private directory, unlinked at once. */
+static int new_capture(void) {
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/%04d.out", g_scratch, g_nout++);
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_APPEND | O_CLOEXEC,
+                0600);
+  if (fd < 0) fatal("grader: cannot create %s: %s", path, strerror(errno));
+  unlink(path);
+  return fd;
 }
 
-static void new_nonce(uint64_t nonce[2]) {
-  if (getrandom(nonce, 2 * sizeof *nonce, 0) == (ssize_t)(2 * sizeof *nonce)) return;
-  /* no getrandom(): still unknown to student code until the fork hands it over */
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint64_t x = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 48;
-  for (int i = 0; i < 2; i++) { /* splitmix64 */
-    uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    nonce[i] = z ^ (z >> 31);
-  }
-}
-
-/* Fork the test, watch it until it exits or its time is up, and collect the channel. */
-static void supervise(const Graded *t, const char *out_path, const char *dir, double timeout_s,
-                      RunInfo *r) {
+/* Run `runner ARGS` confined until it exits or its time is up; collect channel and output. */
+static void run_confined(const Runner *rn, const char *arg1, const char *arg2, double timeout_s,
+                         rlim_t as_bytes, RunInfo *r) {
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) die("grader: pipe: %s", strerror(errno));
-  new_nonce(r->nonce);
-  memcpy(g_nonce, r->nonce, sizeof g_nonce); /* the child inherits it with its memory */
-  fflush(NULL);                              /* nothing buffered may be written twice */
+  if (pipe2(p, O_CLOEXEC) != 0) fatal("grader: pipe: %s", strerror(errno));
+  r->out_fd = new_capture();
+  char *argv[] = {RUNNER, (char *)arg1, (char *)arg2, NULL};
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  SandboxSpec spec = {.exec_fd = rn->fd, .argv = argv, .out_fd = r->out_fd, .chan_fd = p[1],
+                      .dir = g_cwd, .cpu_s = timeout_s * (double)(ncpu > 0 ? ncpu : 1),
+                      .as_bytes = as_bytes, .fsize = (rlim_t)CAPTURE_CAP, .parent = g_parent,
+                      .static_exe = rn->static_exe};
+  fflush(NULL); /* nothing buffered may be written twice */
   double t0 = now_seconds();
   pid_t pid = fork();
-  if (pid < 0) die("grader: fork: %s", strerror(errno));
-  if (pid == 0) {
-    close(p[0]);
-    child_run(t, p[1], out_path, dir, timeout_s);
-  }
-  memset(g_nonce, 0, sizeof g_nonce);
+  if (pid < 0) fatal("grader: fork: %s", strerror(errno));
+  if (pid == 0) sandbox_exec(&spec);
   setpgid(pid, pid); /* also here, so a kill of the group can never miss it */
   close(p[1]);
   fcntl(p[0], F_SETFL, O_NONBLOCK);
@@ -661,28 +440,29 @@ static void supervise(const Graded *t, const char *out_path, const char *dir, do
     /* sleep until the pipe has data, the child exits (SIGCHLD), a signal, or the deadline */
     struct pollfd fds[2] = {{open_chan ? p[0] : -1, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
     if (poll(fds, 2, (int)ceil(left * 1000.0)) < 0 && errno != EINTR)
-      die("grader: poll: %s", strerror(errno));
+      fatal("grader: poll: %s", strerror(errno));
     drain_wake();
     if (open_chan && fds[0].revents) open_chan = read_chan(p[0], r);
   }
   r->seconds = now_seconds() - t0;
-  kill_group(pid); /* the test if it is still running, and descendants that outlived it */
+  kill(-pid, SIGKILL); /* the runner if it is still running (it cannot have children) */
+  kill(pid, SIGKILL);
   while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR) {
+  }
+  /* anything that was orphaned to us (we are a subreaper): none can exist, as the sandbox
+   * refuses fork and clone; reaped here all the same */
+  while (waitpid(-1, NULL, WNOHANG) > 0) {
   }
   if (open_chan) read_chan(p[0], r);
   close(p[0]);
 }
 
 /* At most SHOW_HEAD + SHOW_TAIL bytes of the capture file, NULs made visible. */
-static char *read_capture(const char *path, long *total) {
+static char *read_capture(int fd, long *total) {
   Str b = {0};
   *total = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    if (fd >= 0) close(fd);
-    return str_take(&b);
-  }
+  if (fd < 0 || fstat(fd, &st) != 0) return str_take(&b);
   long size = (long)st.st_size;
   *total = size;
   char buf[SHOW_HEAD + SHOW_TAIL];
@@ -698,7 +478,6 @@ static char *read_capture(const char *path, long *total) {
     if (size >= CAPTURE_CAP)
       str_printf(&b, "\n[output cut off at the %ld MiB limit]\n", CAPTURE_CAP >> 20);
   }
-  close(fd);
   for (size_t i = 0; i < b.len; i++)
     if (b.s[i] == '\0') b.s[i] = '?';
   return str_take(&b);
@@ -712,6 +491,262 @@ static void signal_name(int sig, char *buf, size_t n) {
     snprintf(buf, n, "signal %d", sig);
 }
 
+
+/* ------------------------------------------------------------------ what a runner sent */
+
+typedef struct {
+  CheckHeader h;
+  char *file, *msg;
+  double *got, *want;
+} Check;
+
+typedef struct {
+  Check *c;
+  int n;
+  bool done, malformed;
+  uint64_t vm_peak;
+  int syscall_nr; /* the system call the sandbox trapped; -1: none */
+} Stream;
+
+static void stream_free(Stream *s) {
+  for (int i = 0; i < s->n; i++) {
+    free(s->c[i].file);
+    free(s->c[i].msg);
+    free(s->c[i].got);
+    free(s->c[i].want);
+  }
+  free(s->c);
+  *s = (Stream){.syscall_nr = -1};
+}
+
+static char *copy_text(const unsigned char *p, size_t n) {
+  char *s = xmalloc(n + 1);
+  memcpy(s, p, n);
+  s[n] = '\0';
+  for (size_t i = 0; i < n; i++)
+    if (s[i] == '\0') s[i] = '?';
+  return s;
+}
+
+static double *copy_doubles(const unsigned char *p, uint32_t n) {
+  double *d = xmalloc((size_t)n * sizeof *d + 1);
+  memcpy(d, p, (size_t)n * sizeof *d);
+  return d;
+}
+
+/* Parse the channel's bytes. Anything that is not a well-formed record, or a record after the
+ * end record, marks the stream malformed (tampering: the runner never writes such bytes). */
+static void parse_stream(const unsigned char *buf, size_t len, Stream *s) {
+  *s = (Stream){.syscall_nr = -1};
+  int cap = 0;
+  for (size_t off = 0; off < len;) {
+    RecHeader rh;
+    if (len - off < sizeof rh || s->done) goto bad;
+    memcpy(&rh, buf + off, sizeof rh);
+    off += sizeof rh;
+    if (rh.len > REC_MAX_PAYLOAD || rh.len > len - off) goto bad;
+    const unsigned char *p = buf + off;
+    off += rh.len;
+    if (rh.type == REC_DONE && rh.len == 0) {
+      s->done = true;
+    } else if (rh.type == REC_VMPEAK && rh.len == sizeof s->vm_peak) {
+      memcpy(&s->vm_peak, p, sizeof s->vm_peak);
+    } else if (rh.type == REC_SYSCALL && rh.len == sizeof(int32_t)) {
+      int32_t nr;
+      memcpy(&nr, p, sizeof nr);
+      s->syscall_nr = nr;
+    } else if (rh.type == REC_CHECK && rh.len >= sizeof(CheckHeader)) {
+      CheckHeader h;
+      memcpy(&h, p, sizeof h);
+      uint64_t need = (uint64_t)h.file_len + h.msg_len + ((uint64_t)h.n_got + h.n_want) * 8;
+      if (h.kind < CHK_CLOSE || h.kind > CHK_DROPOUT || need != rh.len - sizeof h) goto bad;
+      if (s->n == cap) {
+        cap = cap ? 2 * cap : 16;
+        s->c = xrealloc(s->c, (size_t)cap * sizeof *s->c);
+      }
+      const unsigned char *q = p + sizeof h;
+      Check *c = &s->c[s->n++];
+      c->h = h;
+      c->file = copy_text(q, h.file_len);
+      c->msg = copy_text(q + h.file_len, h.msg_len);
+      c->got = copy_doubles(q + h.file_len + h.msg_len, h.n_got);
+      c->want = copy_doubles(q + h.file_len + h.msg_len + (size_t)h.n_got * 8, h.n_want);
+    } else {
+      goto bad;
+    }
+  }
+  return;
+bad:
+  s->malformed = true;
+}
+
+/* ------------------------------------------------------------------ judging */
+
+static void fmt_shape(Str *b, const double *v, uint32_t n) {
+  if (n < 1 || v[0] < 0) {
+    str_printf(b, "NULL");
+    return;
+  }
+  str_printf(b, "(");
+  for (uint32_t i = 1; i < n; i++) str_printf(b, i > 1 ? ", %g" : "%g", v[i]);
+  str_printf(b, ")");
+}
+
+/* Whether got passes a check of this kind against want (trusted: the reference's want, atol
+ * and rtol); on failure one line saying why goes to why. msg: the check's text. */
+static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const double *want,
+                       uint32_t nw, double atol, double rtol, const char *msg, Str *why) {
+  switch (kind) {
+  case CHK_CLOSE: {
+    if (ng != nw) {
+      str_printf(why, "%s: expected %u values, got %u", msg, nw, ng);
+      return false;
+    }
+    long bad = 0, first = -1;
+    for (uint32_t i = 0; i < ng; i++) {
+      double g = got[i], w = want[i];
+      if (g == w || fabs(g - w) <= atol + rtol * fabs(w)) continue;
+      if (first < 0) first = i;
+      bad++;
+    }
+    if (!bad) return true;
+    str_printf(why, "%s[%ld]: expected %.7g, got %.7g (%ld of %u values off; tolerance %.1g + "
+               "%.1g*|expected|)", msg, first, want[first], got[first], bad, ng, atol, rtol);
+    return false;
+  }
+  case CHK_NEAR:
+    if (ng == 1 && nw == 1 && fabs(got[0] - want[0]) <= atol) return true;
+    str_printf(why, "%s: expected %.6g, got %.6g (tolerance %.1g)", msg, nw ? want[0] : NAN,
+               ng ? got[0] : NAN, atol);
+    return false;
+  case CHK_SHAPE:
+    if (ng == nw && !memcmp(got, want, (size_t)ng * sizeof *got)) return true;
+    str_printf(why, "%s: expected shape ", msg);
+    fmt_shape(why, want, nw);
+    str_printf(why, ", got ");
+    fmt_shape(why, got, ng);
+    if (ng < 1 || got[0] < 0) str_printf(why, " (not implemented yet?)");
+    return false;
+  case CHK_NOTNULL:
+    if (ng == 1 && got[0] == 1) return true;
+    str_printf(why, "%s: got NULL (not implemented yet?)", msg);
+    return false;
+  case CHK_BOOL:
+    if (ng == 1 && got[0] == 1) return true;
+    str_printf(why, "%s", msg);
+    return false;
+  case CHK_DROPOUT: {
+    if (ng != nw) {
+      str_printf(why, "training-mode output: expected %u values, got %u", nw, ng);
+      return false;
+    }
+    long zeros = 0, kept = 0, other = 0;
+    for (uint32_t i = 0; i < ng; i++) {
+      double o = got[i], w2 = 2.0 * want[i];
+      if (o == 0) zeros++;
+      else if (fabs(o - w2) <= 1e-5 * (1 + w2)) kept++; /* float32 rounding of w / (1 - p) */
+      else other++;
+    }
+    if (other)
+      str_printf(why, "training with dropout 0.5: every output weight must be 0 or 2 w "
+                 "(inverted dropout on the weights, Dropout_forward); %ld entries are neither",
+                 other);
+    else if (!zeros || !kept)
+      str_printf(why, "training with dropout 0.5: expected some weights dropped and some kept, "
+                 "got %ld dropped and %ld kept (is dropout applied when training?)", zeros, kept);
+    return !other && zeros && kept;
+  }
+  default: /* CHK_FAIL */
+    str_printf(why, "%s", msg);
+    return false;
+  }
+}
+
+static bool is_value_check(uint32_t kind) {
+  return kind == CHK_CLOSE || kind == CHK_NEAR || kind == CHK_DROPOUT;
+}
+
+/* Whether a reference run is fit to judge with: it ended, passes every check of its own, and
+ * observes values. Otherwise why says what is wrong with the test. */
+static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
+  if (ref->malformed || !ref->done) {
+    str_printf(why, "the reference run of this test did not finish (%s); the test or the "
+               "reference solution is broken, not the submission",
+               ref->malformed ? "bad records" : r->timed_out ? "timeout" : "no end record");
+    return false;
+  }
+  bool values = false;
+  for (int i = 0; i < ref->n; i++) {
+    const Check *c = &ref->c[i];
+    Str tmp = {0};
+    if (!eval_check(c->h.kind, c->got, c->h.n_got, c->want, c->h.n_want, c->h.atol, c->h.rtol,
+                    c->msg, &tmp)) {
+      str_printf(why, "the reference solution fails this test at %s:%u: %s", c->file,
+                 c->h.line, tmp.s ? tmp.s : "");
+      free(tmp.s);
+      return false;
+    }
+    free(tmp.s);
+    values |= is_value_check(c->h.kind);
+  }
+  if (!values)
+    str_printf(why, "this test observes no values of the submission (only EXPECT, "
+               "EXPECT_NOT_NULL or EXPECT_SHAPE), so a forged record could pass it; add an "
+               "EXPECT_CLOSE or EXPECT_NEAR");
+  return values;
+}
+
+/* The student's checks against the reference's, in order: the same check at each step, each
+ * within the reference's tolerance of the reference's expected values. Returns the number of
+ * failed checks; the first MAX_FAIL_SHOWN are described in fails. */
+static int judge(const Stream *ref, const Stream *stu, Str *fails) {
+  int nf = 0;
+  for (int i = 0; i < ref->n || i < stu->n; i++) {
+    Str why = {0};
+    bool stop = false;
+    if (i >= stu->n) {
+      if (!stu->done) break; /* it died: the outcome says how */
+      str_printf(&why, "the test ended after %d of the %d checks of the reference run", stu->n,
+                 ref->n);
+      stop = true;
+    } else if (i >= ref->n) {
+      const Check *s = &stu->c[i];
+      str_printf(&why, "%s:%u: a check the reference run does not make: %s", s->file,
+                 s->h.line, s->msg);
+      stop = true;
+    } else {
+      const Check *r = &ref->c[i], *s = &stu->c[i];
+      if (r->h.kind != s->h.kind || r->h.line != s->h.line || strcmp(r->file, s->file)) {
+        str_printf(&why, "%s:%u: the test took another path than the reference run (next "
+                   "check there: %s:%u)", s->file, s->h.line, r->file, r->h.line);
+        if (s->h.kind == CHK_FAIL || s->h.kind == CHK_BOOL) str_printf(&why, ": %s", s->msg);
+        stop = true;
+      } else {
+        const char *msg = s->h.kind == CHK_BOOL || s->h.kind == CHK_FAIL ? s->msg : r->msg;
+        Str m = {0};
+        if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, r->h.n_want, r->h.atol,
+                        r->h.rtol, msg, &m))
+          str_printf(&why, "%s:%u: %s", r->file, r->h.line, m.s ? m.s : "");
+        free(m.s);
+      }
+    }
+    if (why.len) {
+      if (++nf <= MAX_FAIL_SHOWN) str_printf(fails, "%s\n", why.s);
+    }
+    free(why.s);
+    if (stop) break;
+  }
+  if (nf > MAX_FAIL_SHOWN) str_printf(fails, "(%d more failed checks not shown)\n", nf - MAX_FAIL_SHOWN);
+  return nf;
+}
+
+/* ------------------------------------------------------------------ one test */
+
+static rlim_t g_as_limit;       /* RLIMIT_AS of a runner; 0: none */
+static Runner g_stu, g_stu_hidden, g_ref, g_ref_hidden;
+static bool g_have_ref;  /* there are reference runners */
+static bool g_self_ref;  /* ... and they are the submission's own (grading the solutions) */
+
 /* The line of s that contains mark, as a new string; NULL when there is none. */
 static char *line_with(const char *s, const char *mark) {
   const char *m = strstr(s, mark);
@@ -724,46 +759,9 @@ static char *line_with(const char *s, const char *mark) {
   return str_take(&b);
 }
 
-/* Turn what the parent saw into an outcome, a score and the messages. */
-static void classify(Graded *t, const RunInfo *r, const char *out_path, double timeout_s,
-                     long mem_mib) {
-  /* the channel must hold records stamped with this child's nonce and nothing else */
-  Str fails = {0}, why = {0};
-  bool verdict = false, tampered = r->chan_overflow;
-  uint32_t verdict_failures = 0;
-  uint64_t vm_peak = 0;
-  int nrec = 0;
-  for (size_t off = 0; !tampered && off < r->chan_len;) {
-    RecHeader h;
-    if (r->chan_len - off < sizeof h) {
-      tampered = true;
-      break;
-    }
-    memcpy(&h, r->chan + off, sizeof h);
-    off += sizeof h;
-    if (h.nonce[0] != r->nonce[0] || h.nonce[1] != r->nonce[1] || h.len > MAX_MSG ||
-        h.len > r->chan_len - off || verdict) {
-      tampered = true;
-    } else if (h.type == REC_FAIL) {
-      str_add(&fails, (const char *)r->chan + off, h.len);
-      str_add(&fails, "\n", 1);
-      nrec++;
-    } else if (h.type == REC_VMPEAK && h.len == sizeof vm_peak) {
-      memcpy(&vm_peak, r->chan + off, sizeof vm_peak);
-    } else if (h.type == REC_VERDICT && h.len == sizeof verdict_failures) {
-      memcpy(&verdict_failures, r->chan + off, sizeof verdict_failures);
-      verdict = true;
-    } else {
-      tampered = true;
-    }
-    off += h.len;
-  }
-  t->nfails = verdict && (int)verdict_failures > nrec ? (int)verdict_failures : nrec;
-  if (t->nfails > nrec) str_printf(&fails, "(%d more failed checks not shown)\n", t->nfails - nrec);
-  t->fails = str_take(&fails);
-  t->seconds = r->seconds;
-  t->output = read_capture(out_path, &t->output_bytes);
-
+/* Turn what the grader saw into an outcome, a score and the messages. */
+static void classify(Graded *t, const RunInfo *r, const Stream *stu, int nfails,
+                     double timeout_s, long mem_mib, Str *why) {
   char sig[96] = "";
   if (WIFSIGNALED(r->status)) signal_name(WTERMSIG(r->status), sig, sizeof sig);
   char *stub = line_with(t->output, STUB_MARK);
@@ -771,71 +769,153 @@ static void classify(Graded *t, const RunInfo *r, const char *out_path, double t
    * SIGKILL the grader did not send (the kernel's OOM killer) */
   uint64_t margin = (uint64_t)(mem_mib << 20) / 4 < (uint64_t)OOM_MARGIN
                         ? (uint64_t)(mem_mib << 20) / 4 : (uint64_t)OOM_MARGIN;
-  bool oom = (g_as_limit && vm_peak && vm_peak + margin >= g_as_limit) ||
+  bool oom = (g_as_limit && stu->vm_peak && stu->vm_peak + margin >= g_as_limit) ||
              strstr(t->output, "out of memory") || strstr(t->output, "Cannot allocate memory") ||
-             (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL);
+             (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGKILL && !r->timed_out);
 
-  if (tampered) {
+  if (stu->malformed || r->chan_overflow) {
     t->outcome = OUT_TAMPERED;
-    str_printf(&why, "the verdict channel carried data the grader did not write");
-  } else if (verdict) {
-    t->outcome = verdict_failures == 0 && nrec == 0 ? OUT_PASSED : stub ? OUT_TODO : OUT_WRONG;
-    if (t->outcome == OUT_TODO) str_printf(&why, "%s", stub);
+    str_printf(why, "the channel to the grader carried data the test runner never writes");
+  } else if (stu->done) {
+    t->outcome = nfails == 0 ? OUT_PASSED : stub ? OUT_TODO : OUT_WRONG;
+    if (t->outcome == OUT_TODO) str_printf(why, "%s", stub);
   } else if (r->timed_out) {
     t->outcome = OUT_TIMEOUT;
-    str_printf(&why, "still running after %g s (the time limit); stopped", timeout_s);
+    str_printf(why, "still running after %g s (the time limit); stopped", timeout_s);
   } else if (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGXCPU) {
     t->outcome = OUT_TIMEOUT;
-    str_printf(&why, "used up its CPU time; stopped");
+    str_printf(why, "used up its CPU time; stopped");
+  } else if (WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGSYS) {
+    t->outcome = OUT_FORBIDDEN;
+    const char *name = stu->syscall_nr >= 0 ? sandbox_syscall_name(stu->syscall_nr) : NULL;
+    if (name)
+      str_printf(why, "stopped by the grader's sandbox: system call %s is not allowed in a "
+                 "test", name);
+    else
+      str_printf(why, "stopped by the grader's sandbox: a forbidden system call (starting a "
+                 "process or thread, signalling another process, opening a file for writing, "
+                 "changing files, timers)");
   } else if (oom) {
     t->outcome = OUT_OOM;
     if (mem_mib > 0)
-      str_printf(&why, "ran out of memory (limit %ld MiB); ", mem_mib);
+      str_printf(why, "ran out of memory (limit %ld MiB); ", mem_mib);
     else
-      str_printf(&why, "ran out of memory; ");
+      str_printf(why, "ran out of memory; ");
     if (*sig)
-      str_printf(&why, "then killed by %s", sig);
+      str_printf(why, "then killed by %s", sig);
     else
-      str_printf(&why, "then exited with status %d", WEXITSTATUS(r->status));
+      str_printf(why, "then exited with status %d", WEXITSTATUS(r->status));
   } else if (WIFSIGNALED(r->status)) {
     t->outcome = OUT_CRASH;
-    str_printf(&why, "killed by %s", sig);
+    str_printf(why, "killed by %s", sig);
   } else if (stub) {
     t->outcome = OUT_TODO;
-    str_printf(&why, "%s", stub);
+    str_printf(why, "%s", stub);
   } else {
     t->outcome = OUT_EXITED;
-    str_printf(&why, "the process exited (status %d) before the test finished: exit() or "
-                     "_exit() in exercise code, or a fatal error (see the output)",
+    str_printf(why, "the process exited (status %d) before the test finished: exit() or "
+                    "_exit() in exercise code, or a fatal error (see the output)",
                WEXITSTATUS(r->status));
   }
   free(stub);
-  t->why = str_take(&why);
+}
+
+static void run_one(Graded *t, double default_timeout, long mem_mib) {
+  double timeout_s = t->timeout_s > 0 ? t->timeout_s : default_timeout;
+  RunInfo rr = {.out_fd = -1}, rs = {.out_fd = -1};
+  Stream ref = {.syscall_nr = -1}, stu = {.syscall_nr = -1};
+  Str why = {0}, fails = {0};
+  bool ref_ok = true;
+  if (g_have_ref && !g_self_ref) { /* the trusted run first: its values judge the student's */
+    run_confined(t->hidden ? &g_ref_hidden : &g_ref, "--run", t->name, timeout_s, g_as_limit,
+                 &rr);
+    if (rr.stopped) goto out;
+    parse_stream(rr.chan, rr.chan_len, &ref);
+    ref_ok = reference_ok(&ref, &rr, &why);
+  }
+  run_confined(t->hidden ? &g_stu_hidden : &g_stu, "--run", t->name, timeout_s, g_as_limit,
+               &rs);
+  if (rs.stopped) goto out;
+  parse_stream(rs.chan, rs.chan_len, &stu);
+  t->seconds = rs.seconds;
+  t->output = read_capture(rs.out_fd, &t->output_bytes);
+  if (g_self_ref) ref_ok = reference_ok(&stu, &rs, &why);
+  if (!ref_ok) {
+    t->outcome = OUT_BROKEN;
+  } else {
+    /* without a reference each check is judged against the run's own expected values */
+    int nf = stu.malformed ? 0 : judge(g_have_ref && !g_self_ref ? &ref : &stu, &stu, &fails);
+    classify(t, &rs, &stu, nf, timeout_s, mem_mib, &why);
+  }
   t->score = t->outcome == OUT_PASSED ? t->points : 0;
+out:
+  t->why = str_take(&why);
+  t->fails = str_take(&fails);
+  if (!t->output) t->output = xstrdup("");
+  stream_free(&ref);
+  stream_free(&stu);
+  free(rr.chan);
+  free(rs.chan);
+  if (rr.out_fd >= 0) close(rr.out_fd);
+  if (rs.out_fd >= 0) close(rs.out_fd);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)flag, (void)ftw;
-  remove(path);
-  return 0;
-}
-
-static void remove_tree(const char *path) {
-  nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void run_one(Graded *t, const Options *o) {
-  double timeout_s = t->timeout_s > 0 ? t->timeout_s : o->timeout_s;
-  char dir[sizeof g_scratch + 16], out[sizeof g_scratch + 16];
-  snprintf(dir, sizeof dir, "%s/%03d", g_scratch, t->seq);
-  snprintf(out, sizeof out, "%s/%03d.out", g_scratch, t->seq);
-  if (mkdir(dir, 0700) != 0) die("grader: cannot create %s: %s", dir, strerror(errno));
-  RunInfo r = {.chan = xmalloc(CHAN_CAP)};
-  supervise(t, out, dir, timeout_s, &r);
-  if (!r.stopped) classify(t, &r, out, timeout_s, o->mem_mib);
+/* The tests a runner holds (runner --list), appended to g_tests. Returns the runner's own
+ * address-space size (the base of a test's memory limit), 0 when it cannot list. */
+static rlim_t list_tests(const Runner *rn, bool hidden) {
+  RunInfo r = {.out_fd = -1};
+  run_confined(rn, "--list", NULL, 30, 0, &r);
   free(r.chan);
-  remove_tree(dir);
-  unlink(out);
+  Str all = {0};
+  char buf[65536];
+  ssize_t got;
+  for (off_t off = 0; (got = pread(r.out_fd, buf, sizeof buf, off)) > 0; off += got)
+    str_add(&all, buf, (size_t)got);
+  char *text = str_take(&all);
+  close(r.out_fd);
+  if (r.stopped || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+    fprintf(stderr, "grade: %s --list failed (%s); its output:\n%s\n", rn->path,
+            r.stopped ? "interrupted" : "exit status or signal", text);
+    free(text);
+    return 0;
+  }
+  rlim_t vm = 1;
+  bool ok = true;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (line[0] == '#') { /* "#vm BYTES" */
+      unsigned long long v;
+      if (sscanf(line, "#vm %llu", &v) == 1) vm = (rlim_t)v;
+      continue;
+    }
+    if (line[0] == '!') {
+      fprintf(stderr, "grade: %s\n", line + 1);
+      ok = false;
+      continue;
+    }
+    char *f[5];
+    int nf = 0;
+    for (char *p = line; nf < 5; nf++) {
+      f[nf] = p;
+      p = nf < 4 ? strchr(p, '\t') : NULL;
+      if (!p) {
+        nf++;
+        break;
+      }
+      *p++ = '\0';
+    }
+    if (nf != 5) {
+      fprintf(stderr, "grade: %s --list: bad line '%s'\n", rn->path, line);
+      ok = false;
+      continue;
+    }
+    g_tests = xrealloc(g_tests, (size_t)(g_ntests + 1) * sizeof *g_tests);
+    g_tests[g_ntests] = (Graded){.name = xstrdup(f[0]), .points = atoi(f[1]),
+                                 .timeout_s = atof(f[2]), .file = xstrdup(f[3]),
+                                 .desc = xstrdup(f[4]), .seq = g_ntests, .hidden = hidden};
+    g_ntests++;
+  }
+  free(text);
+  return ok ? vm : 0;
 }
 
 /* ------------------------------------------------------------------ reporting */
@@ -888,15 +968,8 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
   }
 }
 
-/* JSON string from untrusted bytes: escapes, and U+FFFD for bytes that are not UTF-8. */
-static size_t utf8_seq_len(const unsigned char *p) {
-  int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-  if (p[0] >= 0xf5) n = 0;
-  for (int i = 1; i < n; i++)
-    if ((p[i] & 0xc0) != 0x80) return 0;
-  return (size_t)n;
-}
-
+/* JSON string from untrusted bytes: escapes, and U+FFFD for bytes that are not well-formed
+ * UTF-8 (json_utf8_len: no overlongs, surrogates or code points past U+10FFFF). */
 static void json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p;) {
@@ -911,7 +984,7 @@ static void json_string(FILE *f, const char *s) {
     } else if (c < 0x20 || c == 0x7f) {
       fprintf(f, "\\u%04x", c);
     } else if (c >= 0x80) {
-      size_t n = utf8_seq_len(p);
+      size_t n = json_utf8_len(p);
       if (n)
         fwrite(p, 1, n, f);
       else
@@ -960,6 +1033,7 @@ static bool write_results(const char *path, Graded **sel, int n, int score, int 
   fprintf(f, ",\n  \"visibility\": \"visible\",\n  \"extra_data\": {\"max_score\": %d, "
              "\"variant\": ", max_score);
   json_string(f, GRADE_VARIANT);
+  fprintf(f, ", \"reference\": %s", g_have_ref ? "true" : "false");
   fprintf(f, "},\n  \"tests\": [\n");
   for (int i = 0; i < n; i++) {
     const Graded *t = sel[i];
@@ -989,9 +1063,10 @@ static bool write_results(const char *path, Graded **sel, int n, int score, int 
 /* ------------------------------------------------------------------ main */
 
 static _Noreturn void finish(int status) {
-  /* _exit, not exit: no atexit handler or destructor from linked student code runs now */
   fflush(stdout);
   fflush(stderr);
+  if (g_cwd[0]) rmdir(g_cwd);
+  if (g_scratch[0]) rmdir(g_scratch);
   _exit(status);
 }
 
@@ -1001,12 +1076,68 @@ static void ensure_std_fds(void) {
       _exit(2);
 }
 
+/* The directory this executable is in (the default runner directory). */
+static char *own_dir(void) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return xstrdup(".");
+  buf[n] = '\0';
+  char *slash = strrchr(buf, '/');
+  if (slash) *slash = '\0';
+  return xstrdup(buf);
+}
+
+static void open_runners(Runner *vis, Runner *hid, const char *dir, const char *what) {
+  if (!runner_open(vis, dir, RUNNER))
+    die("grade: cannot open %s (the %s runner): %s; build it with make grade-build", vis->path,
+        what, strerror(errno));
+  if (!runner_open(hid, dir, RUNNER_HIDDEN)) hid->fd = -1;
+}
+
 int main(int argc, char **argv) {
-  g_frozen = true;
   ensure_std_fds();
-  setvbuf(stdout, NULL, _IOLBF, 0); /* before any output: children inherit a clean stream */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   Options o = parse_args(argc, argv);
-  if (!validate_tests()) finish(2);
+  g_parent = getpid();
+  prctl(PR_SET_CHILD_SUBREAPER, 1); /* whatever a runner leaves behind comes back to us */
+  prctl(PR_SET_DUMPABLE, 0);        /* our /proc entries (cwd, fd, environ) are closed to runners */
+  char *self_dir = own_dir();
+  const char *runner_dir = o.runner ? o.runner : self_dir;
+
+  open_runners(&g_stu, &g_stu_hidden, runner_dir, "submission's");
+  if (o.reference) {
+    char a[PATH_MAX], b[PATH_MAX];
+    g_self_ref = realpath(o.reference, a) && realpath(runner_dir, b) && !strcmp(a, b);
+    if (g_self_ref) {
+      g_ref = g_stu;
+      g_ref_hidden = g_stu_hidden;
+    } else {
+      open_runners(&g_ref, &g_ref_hidden, o.reference, "reference");
+    }
+    g_have_ref = true;
+  }
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(g_scratch, sizeof g_scratch, "%s/attention-lab-grade-XXXXXX",
+           tmpdir && *tmpdir ? tmpdir : "/tmp");
+  if (!mkdtemp(g_scratch)) die("grader: cannot create %s: %s", g_scratch, strerror(errno));
+  snprintf(g_cwd, sizeof g_cwd, "%s/cwd", g_scratch);
+  if (mkdir(g_cwd, 0500) != 0) fatal("grader: cannot create %s: %s", g_cwd, strerror(errno));
+  install_handlers();
+
+  /* The list of tests comes from the reference where there is one: a submission can neither
+   * add a test nor change one's points. */
+  const Runner *lv = g_have_ref ? &g_ref : &g_stu, *lh = g_have_ref ? &g_ref_hidden : &g_stu_hidden;
+  rlim_t vm = list_tests(lv, false);
+  if (vm && lh->fd >= 0) {
+    if (g_have_ref && g_stu_hidden.fd < 0) {
+      fprintf(stderr, "grade: %s has hidden tests but %s/%s is missing; build it with make "
+                      "grade-build\n", lh->path, runner_dir, RUNNER_HIDDEN);
+      finish(2);
+    }
+    rlim_t vh = list_tests(lh, true);
+    vm = vh > vm ? vh : vh ? vm : 0;
+  }
+  if (!vm || !validate_tests()) finish(2);
   qsort(g_tests, (size_t)g_ntests, sizeof *g_tests, cmp_tests);
 
   Graded **sel = xmalloc(((size_t)g_ntests + 1) * sizeof *sel);
@@ -1034,15 +1165,9 @@ int main(int argc, char **argv) {
     printf("%d tests, %d points\n", n, max_score);
     finish(0);
   }
-
-  g_parent = getpid();
-  if (!getcwd(g_root, sizeof g_root)) die("grader: getcwd: %s", strerror(errno));
-  const char *tmpdir = getenv("TMPDIR");
-  snprintf(g_scratch, sizeof g_scratch, "%s/attention-lab-grade-XXXXXX",
-           tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (!mkdtemp(g_scratch)) die("grader: cannot create %s: %s", g_scratch, strerror(errno));
-  if (o.mem_mib > 0) g_as_limit = current_vm_bytes() + ((rlim_t)o.mem_mib << 20);
-  install_handlers();
+  if (o.mem_mib > 0) g_as_limit = vm + ((rlim_t)o.mem_mib << 20);
+  /* whatever is at the results path now is not ours: it must not outlive this run */
+  if (o.json) unlink(o.json);
 
   int nlabs = 0;
   for (int i = 0; i < n; i++) nlabs += i == 0 || sel[i]->lab != sel[i - 1]->lab;
@@ -1054,6 +1179,12 @@ int main(int argc, char **argv) {
     printf("%ld MiB\n", o.mem_mib);
   else
     printf("no memory limit\n");
+  printf("grade: sandbox: %s%s; expected values: %s\n", sandbox_describe(),
+         g_stu.static_exe ? ", static runner (no executable memory)" : "",
+         g_self_ref ? "these runners are the reference (each run judged against its own, and "
+                      "it must pass)"
+         : g_have_ref ? "the reference run of each test"
+                      : "each run's own (no --reference: a practice run)");
 
   double t0 = now_seconds();
   typedef struct {
@@ -1067,10 +1198,11 @@ int main(int argc, char **argv) {
       sub[++k].lab = t->lab;
       printf("\nlab%02d\n", t->lab);
     }
-    run_one(t, &o);
+    run_one(t, o.timeout_s, o.mem_mib);
     if (g_stop) {
-      fprintf(stderr, "grade: interrupted; no results written\n");
-      remove_tree(g_scratch);
+      if (o.json) unlink(o.json); /* nothing there can be ours */
+      fprintf(stderr, "grade: interrupted; no results written%s%s\n",
+              o.json ? ", removed " : "", o.json ? o.json : "");
       finish(128 + (int)g_stop);
     }
     print_row(t, name_w, o.verbose);
@@ -1080,10 +1212,12 @@ int main(int argc, char **argv) {
     if (i + 1 == n || sel[i + 1]->lab != t->lab)
       printf("  lab%02d: %d/%d\n", t->lab, sub[k].score, sub[k].max);
   }
-  remove_tree(g_scratch);
 
   Str summary = {0}; /* results.json's top-level output */
   if (*GRADE_VARIANT) str_printf(&summary, "VARIANT=%s\n", GRADE_VARIANT);
+  if (!g_have_ref)
+    str_printf(&summary, "practice run: no reference solution, each test judged against its "
+                         "own expected values\n");
   if (nlabs > 1) printf("\nSubtotals\n");
   for (k = 0; k < nlabs; k++) {
     str_printf(&summary, "lab%02d: %d/%d\n", sub[k].lab, sub[k].score, sub[k].max);
@@ -1092,6 +1226,7 @@ int main(int argc, char **argv) {
   str_printf(&summary, "Score: %d/%d", score, max_score);
   char *summary_text = str_take(&summary);
   putchar('\n');
+  /* every runner is gone (each was reaped before the next began) */
   if (o.json && write_results(o.json, sel, n, score, max_score, summary_text, now_seconds() - t0))
     printf("results: %s\n", o.json);
   printf("Score: %d/%d\n", score, max_score);

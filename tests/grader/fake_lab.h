@@ -23,6 +23,7 @@ double fake_alloc(double x);          /* hostile: allocates without bound */
 double fake_forge_verdict(double x);  /* hostile: writes verdict-like bytes on every fd */
 double fake_grandchild(double x);     /* hostile: forks a child that outlives it */
 double fake_poison(double x);         /* hostile: tries to break later tests (state, files) */
+double fake_interpose(double x);      /* hostile: a global write() that turns got into want */
 double fake_stub(double x);           /* hostile: still the stub (EXERCISE_TODO) */
 double fake_wrong(double x);          /* hostile: x*x + 1 */
 double fake_slow(double x);           /* both: takes 1.2 s (a GRADED_TIMEOUT test) */

@@ -60,6 +60,10 @@ GRADED_TEST(lab99_poison, 1, "exercise tries to break the tests after it") {
   EXPECT_NEAR(fake_poison(3), 9, 0, "fake_poison(3)");
 }
 
+GRADED_TEST(lab99_interpose, 1, "exercise replaces write() to rewrite the records") {
+  EXPECT_NEAR(fake_interpose(3), 9, 0, "fake_interpose(3)");
+}
+
 GRADED_TEST(lab99_stub, 1, "exercise is still the stub") {
   EXPECT_NEAR(fake_stub(3), 9, 0, "fake_stub(3)");
 }

@@ -17,6 +17,7 @@ double fake_alloc(double x) { return x * x; }
 double fake_forge_verdict(double x) { return x * x; }
 double fake_grandchild(double x) { return x * x; }
 double fake_poison(double x) { return x * x; }
+double fake_interpose(double x) { return x * x; }
 double fake_stub(double x) { return x * x; }
 double fake_wrong(double x) { return x * x; }
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # grading.sh — tests of the grading system (a suite of make test). Ends with "N passed, N failed".
 #   1. The grader against hostile submissions: a fake lab 99 (tests/grader/) graded with a
-#      well-behaved submission (full marks) and a hostile one (each attack scores zero with the
-#      right outcome; the honest tests around them keep their points).
+#      well-behaved submission (full marks; also the reference) and a hostile one (each attack
+#      scores zero with the right outcome; the honest tests around them keep their points).
 #   2. The invariant on the real labs: VARIANT=solutions earns full marks, and with
 #      VARIANT=labs (the stubs) every graded test scores zero.
+#   2b. Attacks on the real labs (tests/grader/attacks/NAME/: the stubs with a few hostile
+#      files), graded as on Gradescope: each scores what the stubs earn (0) and leaves a valid
+#      results.json that is the grader's own.
 #   3. make handout: no solutions/ or tests/hidden/ inside; unpacked, it builds and grades
 #      (zero points, no crash).
 set -u
@@ -54,15 +57,16 @@ lab99_exit_zero exited_early 0
 lab99_underscore_exit exited_early 0
 lab99_print_pass wrong_answer 0
 lab99_flood wrong_answer 0
-lab99_write_results wrong_answer 0
+lab99_write_results forbidden 0
 lab99_segfault crash 0
 lab99_recurse crash 0
 lab99_abort crash 0
 lab99_loop timeout 0
 lab99_alloc out_of_memory 0
 lab99_forge_verdict tampered 0
-lab99_grandchild wrong_answer 0
-lab99_poison wrong_answer 0
+lab99_grandchild forbidden 0
+lab99_poison forbidden 0
+lab99_interpose wrong_answer 0
 lab99_stub not_implemented 0
 lab99_wrong wrong_answer 0
 lab99_row_sums wrong_answer 0
@@ -71,17 +75,20 @@ lab99_square_last passed 2
 lab99_hidden_square passed 1
 '
 # The fake lab needs only libcommon: it runs even while a real lab does not build.
-if ! mk build/grader/good build/grader/hostile >"$tmp/build.log" 2>&1; then
+if ! mk build/grader/grade build/grader/good/grade-run build/grader/good/grade-run-hidden \
+  build/grader/hostile/grade-run build/grader/hostile/grade-run-hidden >"$tmp/build.log" 2>&1; then
   fail "build the grader's test binaries (build/grader/)"
   tail -n 20 "$tmp/build.log"
 else
   ok "build the grader's test binaries (build/grader/)"
   # graded with 1 s and 64 MiB per test (lab99_slow and lab99_flood have their own limits)
+  # the good submission is the reference: its runs supply the expected values
   grade_fake() { # submission, dir
     mkdir -p "$2/tmp"
-    (cd "$2" && TMPDIR="$2/tmp" "$root/build/grader/$1" --timeout 1 --mem 64 >term.log 2>&1)
+    (cd "$2" && TMPDIR="$2/tmp" "$root/build/grader/grade" --runner "$root/build/grader/$1" \
+      --reference "$root/build/grader/good" --timeout 1 --mem 64 >term.log 2>&1)
   }
-  max=$(build/grader/good --list | tail -n 1 | awk '{print $3}')
+  max=$(build/grader/grade --runner build/grader/good --list | tail -n 1 | awk '{print $3}')
   want=$(awk 'NF {t += $3} END {print t + 0}' <<<"$expected_hostile")
 
   d=$tmp/good
@@ -129,17 +136,40 @@ else
     grep -q '"visibility": "after_due_date"' <<<"$(test_line "$d/results.json" lab99_hidden_square)"
   check "hostile: no other test is hidden" \
     [ "$(grep -c '"visibility": "after_due_date"' "$d/results.json")" -eq 1 ]
+  check "hostile: a sandboxed call is named as such" \
+    grep -q "stopped by the grader's sandbox" <<<"$(test_line "$d/results.json" lab99_grandchild)"
   check "grader: --lab 98 finds nothing to grade (exit 2)" \
-    exit_status_is 2 build/grader/good --lab 98 --json ''
+    exit_status_is 2 build/grader/grade --runner build/grader/good --lab 98 --json ''
   check "grader: an unknown option is a usage error (exit 2)" \
-    exit_status_is 2 build/grader/good --frobnicate
+    exit_status_is 2 build/grader/grade --frobnicate
+  # Without a reference each run is judged against its own values, and says so.
+  d=$tmp/practice
+  mkdir -p "$d/tmp"
+  (cd "$d" && TMPDIR="$d/tmp" "$root/build/grader/grade" --runner "$root/build/grader/hostile" \
+    --timeout 1 --mem 64 --only square >term.log 2>&1)
+  check "grader without --reference: a practice run, said in the header and results.json" \
+    eval 'grep -q "no --reference: a practice run" "$d/term.log" && grep -q "practice run" "$d/results.json"'
+  # Interrupted: a results.json the grader did not write does not survive it.
+  d=$tmp/interrupted
+  mkdir -p "$d/tmp"
+  echo '{"score": 95, "output": "HACKED"}' >"$d/results.json"
+  (cd "$d" && TMPDIR="$d/tmp" exec "$root/build/grader/grade" --runner "$root/build/grader/good" \
+    --reference "$root/build/grader/good" --only slow >term.log 2>&1) &
+  gpid=$!
+  sleep 0.6
+  kill -TERM "$gpid"
+  wait "$gpid"
+  rc=$?
+  check "an interrupted grader exits 128+SIGTERM (got $rc)" [ $rc -eq 143 ]
+  check "an interrupted grader removes the results.json it did not write" [ ! -e "$d/results.json" ]
+  check "an interrupted grader removes its scratch" [ -z "$(ls -A "$d/tmp" 2>/dev/null)" ]
 fi
 
 # ------------------------------------------------------------------ 2. real labs: the invariant
 if [ -z "$have_graded" ]; then
   echo "no graded tests under tests/grade/ yet: invariant not checked"
 else
-  for v in labs solutions; do
+  for v in solutions labs; do
     [ $v = solutions ] && [ -z "$have_solutions" ] && continue
     if ! mk grade-build VARIANT=$v >"$tmp/build-$v.log" 2>&1; then
       fail "make grade-build VARIANT=$v"
@@ -147,7 +177,8 @@ else
       continue
     fi
     mkdir -p "$tmp/$v"
-    (cd "$tmp/$v" && "$root/build/$v/grade" >term.log 2>&1)
+    # as make grade runs it: the solutions' runners are the reference for both variants
+    (cd "$tmp/$v" && "$root/build/$v/grade" --reference "$root/build/solutions" >term.log 2>&1)
     rc=$?
     r=$tmp/$v/results.json
     check "VARIANT=$v: results.json is valid JSON" json_valid "$r"
@@ -175,6 +206,89 @@ else
       fi
     fi
   done
+fi
+
+# ------------------------------------------------------------------ 2b. attacks on the real labs
+# Each tests/grader/attacks/NAME/ holds a few hostile files laid over the stubs of labs/. The
+# submission is graded as on Gradescope: its own runners, the solutions' as the reference, kept
+# in a mode-0700 directory. Each must score what the stubs earn (0/<all points>, or 0 when it is
+# refused before linking), leave a valid results.json that the grader wrote, never show text
+# the attack printed only on success (HACKED, LEAK), and leave no scratch behind. The table
+# names, per attack, one test and its expected outcome ("refused: TEXT" when the submission
+# must not even link, TEXT being the reason that results.json gives).
+expected_attacks='
+01_forge_records lab02_masked_softmax_1d wrong_answer
+02_header_redefine lab02_masked_softmax_1d not_implemented
+03_include_next - refused: uses #include_next
+04_ifunc lab02_masked_softmax_1d crash
+05_init_section lab02_masked_softmax_1d not_implemented
+06_kill_grader lab02_masked_softmax_1d forbidden
+06_kill_grader lab02_dot_product_lens forbidden
+07_escape lab01_gaussian_kernel forbidden
+07_escape lab01_boxcar_kernel forbidden
+07_escape lab01_constant_kernel forbidden
+07_escape lab01_epanechnikov_kernel forbidden
+08_fifo_mkdir lab02_masked_softmax_1d forbidden
+08_fifo_mkdir lab02_additive_toy_example forbidden
+09_read_secrets lab02_masked_softmax_1d not_implemented
+10_bad_utf8 lab02_masked_softmax_1d not_implemented
+11_build_log_utf8 - refused: error
+12_signal_hijack lab02_masked_softmax_1d crash
+13_timer lab02_masked_softmax_1d forbidden
+14_thread lab02_masked_softmax_1d forbidden
+15_patch_code lab02_masked_softmax_1d forbidden
+16_exec_fd lab02_masked_softmax_1d forbidden
+17_rewrite_capture lab02_masked_softmax_1d forbidden
+'
+if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
+  [ -x build/solutions/grade-run ]; then
+  ref=$tmp/reference
+  mkdir -p "$ref" && chmod 700 "$ref" && cp build/solutions/grade-run* "$ref/"
+  all=$(grep -o '"max_score": [0-9]*' "$tmp/solutions/results.json" 2>/dev/null | head -1 | awk '{print $2}')
+  for a in tests/grader/attacks/*/; do
+    a=${a%/}
+    name=${a##*/}
+    w=$tmp/attack/$name
+    mkdir -p "$w/tmp"
+    cp -a labs "$w/sub"
+    cp -r "$a"/. "$w/sub/"
+    cp -a build/labs/sub "$w/out" # the stubs' objects: only the hostile files are compiled
+    # what make grade does, with one make run instead of three (grading.sh's time is precious):
+    # build the runners; when that fails, build_failed.sh writes results.json
+    if mk grade-runners VARIANT=labs GRADE_SUB="$w/sub" GRADE_OUT="$w/out" GRADE_REF="$ref" \
+      >"$w/build.log" 2>&1; then
+      (cd "$w" && TMPDIR="$w/tmp" "$root/build/labs/grade" --runner "$w/out" --reference "$ref" \
+        --json "$w/results.json" >"$w/term.log" 2>&1)
+      rc=$?
+    else
+      bash tests/grade/build_failed.sh "$w/build.log" --json "$w/results.json" >"$w/term.log" 2>&1
+      rc=1
+    fi
+    r=$w/results.json
+    check "attack $name: make grade fails (exit $rc)" [ $rc -ne 0 ]
+    check "attack $name: results.json is valid UTF-8 JSON" json_valid "$r"
+    check "attack $name: score 0" grep -q '^  "score": 0,' "$r"
+    check "attack $name: no success marker (HACKED, LEAK) anywhere" \
+      eval '! grep -aqE "HACKED|LEAK" "$r" "$w/term.log"'
+    check "attack $name: scratch removed" [ -z "$(ls -A "$w/tmp" 2>/dev/null)" ]
+    while read -r aname test outcome; do
+      [ "$aname" = "$name" ] || continue
+      if [ "$test" = - ]; then
+        why=${outcome#refused: }
+        check "attack $name: refused before linking, results.json says '$why'" \
+          grep -aq "$why" "$r"
+      else
+        check "attack $name: graded over all the points (Score: 0/$all)" \
+          grep -qx "Score: 0/$all" "$w/term.log"
+        check "attack $name: $test is $outcome" \
+          grep -q "\"score\": 0, .*\"outcome\": \"$outcome\"" <<<"$(test_line "$r" "$test")"
+      fi
+    done <<<"$expected_attacks"
+  done
+  check "every attack under tests/grader/attacks/ has an expected outcome" \
+    [ "$(ls -d tests/grader/attacks/*/ | wc -l)" -eq "$(awk 'NF {print $1}' <<<"$expected_attacks" | sort -u | wc -l)" ]
+else
+  echo "skip attacks on the real labs: they need solutions/ and both graders built"
 fi
 
 # ------------------------------------------------------------------ 3. make handout

@@ -1,0 +1,53 @@
+/* lab02.h — exercises of lab 02 (attention scoring functions) and the layers built on them.
+ * Used again by labs 03–07: masked_softmax and the two attention layers are the student's own
+ * code there when built with VARIANT=labs. The _init functions are not exercises; they live in
+ * chapters/02_scoring_functions/attention.c. */
+#ifndef LAB02_H
+#define LAB02_H
+
+#include "../../common/nn.h"
+
+/* Exercise 2.1 — masked softmax over the last axis.
+ * X: (batch, queries, keys); valid_lens: NULL, (batch) or (batch, queries).
+ * Keys at positions j >= valid_len get weight 0; a row with valid length 0 is all zeros.
+ * Returns (batch, queries, keys), differentiable w.r.t. X. */
+Tensor *masked_softmax(Tensor *X, Tensor *valid_lens);
+
+/* Additive attention: a(q, k) = w_v^T tanh(W_q q + W_k k). */
+typedef struct AdditiveAttention {
+  Linear W_k;   /* (key_size, num_hiddens), no bias */
+  Linear W_q;   /* (query_size, num_hiddens), no bias */
+  Linear w_v;   /* (num_hiddens, 1), no bias */
+  Dropout dropout;
+  Tensor *attention_weights; /* (batch, queries, keys) of the last forward (arena) */
+} AdditiveAttention;
+void AdditiveAttention_init(AdditiveAttention *a, ParamSet *ps, const char *name, int key_size,
+                            int query_size, int num_hiddens, float dropout);
+/* Exercise 2.2 — queries (batch, queries, query_size), keys (batch, keys, key_size),
+ * values (batch, keys, value_size), valid_lens as masked_softmax.
+ * Returns (batch, queries, value_size); stores the weights in a->attention_weights. */
+Tensor *AdditiveAttention_forward(AdditiveAttention *a, Tensor *queries, Tensor *keys,
+                                  Tensor *values, Tensor *valid_lens, bool training);
+
+/* Scaled dot-product attention: softmax(Q K^T / sqrt(d)) V. */
+typedef struct DotProductAttention {
+  Dropout dropout;
+  Tensor *attention_weights; /* (batch, queries, keys) of the last forward (arena) */
+} DotProductAttention;
+void DotProductAttention_init(DotProductAttention *a, float dropout);
+/* Exercise 2.3 — queries (batch, queries, d), keys (batch, keys, d), values (batch, keys, v).
+ * Returns (batch, queries, v); stores the weights in a->attention_weights. */
+Tensor *DotProductAttention_forward(DotProductAttention *a, Tensor *queries, Tensor *keys,
+                                    Tensor *values, Tensor *valid_lens, bool training);
+
+#endif
+
+/* Attack 2 (issue 15): a header of the submission compiled into the graded tests. The old
+ * build included labNN.h from the submission's labs/ into every test; this one empties every
+ * test body and turns every check into "passed". Expected: ignored (the tests compile against
+ * the kit's own copy of lab02.h), 0 points from the stubs. */
+#include "../../tests/grade/grade.h"
+#undef GRADED_TEST
+#define GRADED_TEST(name, points, desc) static void name(void)
+#undef EXPECT_CLOSE
+#define EXPECT_CLOSE(...) 1
