@@ -4,20 +4,33 @@
 
 #include "ops.h"
 
-/* ---------- parameter registry ---------- */
-/* A model's parameters: every layer's init registers its tensors here, so one call counts,
- * lists, zeroes, clips, saves or frees them all. */
+/* ---------- parameters (params.c) ---------- */
+/* A model's parameters: every layer's init registers its tensors here. Once the model is built
+ * they are packed into one block of values and one of gradients (llm.c's layout), so moving
+ * the model, zeroing its gradients, an optimizer step, clipping and a checkpoint are each one
+ * operation over one buffer. Packing happens at the first of those operations (or
+ * paramset_pack); a parameter registered later is packed at the next one. */
 typedef struct ParamSet {
   Tensor **items;
   int n, cap;
+  int packed;        /* items[0..packed) live in the blocks */
+  long total;        /* their scalars */
+  float *data, *grad; /* the blocks (total floats each) on `device` */
+  Device device;
 } ParamSet;
 
-/* A persistent (malloc'd) tensor with a persistent grad, registered in ps. name is copied. */
+/* A persistent tensor with a persistent grad, registered in ps; name is copied. It lives on the
+ * host (zeros, for its layer's init to fill) until the set is packed. */
 Tensor *param_new(ParamSet *ps, const char *name, int ndim, const int *shape);
+/* "prefix.suffix" (just suffix without a prefix) into buf: a parameter's name in its model. */
+const char *param_name(char *buf, size_t n, const char *prefix, const char *suffix);
 long paramset_count(const ParamSet *ps);          /* number of scalars */
 void paramset_print(const ParamSet *ps, FILE *f); /* one line per tensor: name, shape */
+void paramset_pack(ParamSet *ps);                 /* into the blocks (no-op when packed) */
+/* Move every parameter (and gradient) to device d: one copy of each block. */
+void paramset_to(ParamSet *ps, Device d);
 void paramset_zero_grad(ParamSet *ps);
-void paramset_free(ParamSet *ps);                 /* frees every tensor and the list */
+void paramset_free(ParamSet *ps);                 /* frees every tensor and the blocks */
 Tensor *paramset_find(const ParamSet *ps, const char *name);
 
 /* ---------- init (seeded rng) ---------- */
@@ -71,7 +84,9 @@ typedef struct Adam {
   ParamSet *ps;
   float lr, beta1, beta2, eps;
   long t;
-  float **m, **v; /* per-parameter moments, malloc'd on first step */
+  float *m, *v; /* the moments: one block each, like ps's (allocated on the first step) */
+  long n;       /* floats in m and v */
+  Device device;
 } Adam;
 void Adam_init(Adam *opt, ParamSet *ps, float lr); /* betas (0.9, 0.999), eps 1e-8 */
 void Adam_step(Adam *opt);
