@@ -33,6 +33,21 @@ void paramset_zero_grad(ParamSet *ps);
 void paramset_free(ParamSet *ps);                 /* frees every tensor and the blocks */
 Tensor *paramset_find(const ParamSet *ps, const char *name);
 
+/* ---------- checkpoints (params.c) ---------- */
+
+/* Binary checkpoint of every tensor of ps: magic "ALCKPT", format version, a model tag (free
+ * text describing the architecture, e.g. "bahdanau gru additive e32 h32 l2 src184 tgt201"),
+ * then per tensor its name, shape and data, then a CRC-32 (zlib) of everything before it.
+ * Written to PATH.tmp and renamed, so a crash never leaves a half-written PATH.
+ * The values leave the model's device in one copy of its block. Returns 0, or -1 with a
+ * message in err. */
+int checkpoint_save(ParamSet *ps, const char *tag, const char *path, char *err,
+                    size_t errlen);
+/* Load into an already-built ps. Every failure is -1 with a message naming the file and the
+ * problem (not a checkpoint, newer version, truncated, CRC mismatch, different model tag,
+ * missing or mismatched tensor); ps is only modified when the whole file checked out. */
+int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen);
+
 /* ---------- init (seeded rng) ---------- */
 void init_xavier_uniform(Tensor *W, int fan_in, int fan_out);
 void init_xavier_normal(Tensor *W, int fan_in, int fan_out);

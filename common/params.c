@@ -1,13 +1,30 @@
 /* params.c — a model's parameters as one block of values, one of gradients and one per
- * optimizer state (nn.h), and the operations over them: move, zero, SGD, Adam, clipping.
+ * optimizer state (nn.h), and the operations over them: move, zero, SGD, Adam, clipping,
+ * checkpoints.
  * Each is one kernel call (or one copy) over a whole block, on the block's device. */
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
+#include "data.h"
 #include "nn.h"
 #include "util.h"
+
+/* -1, with the message in err (for the checkpoint functions) */
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
 
 /* ---------- the registry ---------- */
 
@@ -244,4 +261,206 @@ float clip_grad_norm(ParamSet *ps, float max_norm) {
     KERNEL(ps->device, unary, UN_SCALE, scale, ps->grad, ps->grad, ps->total);
   }
   return (float)norm;
+}
+
+/* ---------- checkpoints ---------- */
+
+/* Layout (little-endian host order; the magic's version word rejects foreign byte orders):
+ *   "ALCKPT\0\0"  u32 version  u32 tag_len  tag bytes  u32 count
+ *   per tensor: u32 name_len, name, u32 ndim, i32 shape[ndim], f32 data[size]
+ *   u32 crc32 of every byte above. */
+#define CKPT_MAGIC "ALCKPT\0\0"
+#define CKPT_VERSION 1u
+
+typedef struct Buf {
+  unsigned char *p;
+  size_t n, cap;
+} Buf;
+
+static void buf_put(Buf *b, const void *src, size_t n) {
+  if (b->n + n > b->cap) {
+    b->cap = (b->n + n) * 2 + 256;
+    b->p = xrealloc(b->p, b->cap);
+  }
+  memcpy(b->p + b->n, src, n);
+  b->n += n;
+}
+static void buf_u32(Buf *b, uint32_t v) { buf_put(b, &v, 4); }
+
+int checkpoint_save(ParamSet *ps, const char *tag, const char *path, char *err,
+                    size_t errlen) {
+  if (!ps || !path) return fail(err, errlen, "checkpoint_save: NULL argument");
+  paramset_pack(ps);
+  if (!tag) tag = "";
+  Buf b = {0};
+  buf_put(&b, CKPT_MAGIC, 8);
+  buf_u32(&b, CKPT_VERSION);
+  buf_u32(&b, (uint32_t)strlen(tag));
+  buf_put(&b, tag, strlen(tag));
+  buf_u32(&b, (uint32_t)ps->n);
+  /* the whole parameter block to the host in one copy */
+  float *host = xmalloc(sizeof(float) * (size_t)(ps->total ? ps->total : 1));
+  backend_of(ps->device)->to_host(host, ps->data, sizeof(float) * (size_t)ps->total);
+  long off = 0;
+  for (int i = 0; i < ps->n; i++) {
+    const Tensor *t = ps->items[i];
+    const char *nm = t->name ? t->name : "";
+    buf_u32(&b, (uint32_t)strlen(nm));
+    buf_put(&b, nm, strlen(nm));
+    buf_u32(&b, (uint32_t)t->ndim);
+    for (int k = 0; k < t->ndim; k++) buf_u32(&b, (uint32_t)t->shape[k]);
+    buf_put(&b, host + off, sizeof(float) * (size_t)t->size);
+    off += t->size;
+  }
+  free(host);
+  buf_u32(&b, crc32_update(0, b.p, b.n));
+  size_t tl = strlen(path) + 5;
+  char *tmp = xmalloc(tl);
+  snprintf(tmp, tl, "%s.tmp", path);
+  FILE *f = fopen(tmp, "wb");
+  int rc = 0;
+  if (!f) {
+    rc = fail(err, errlen, "checkpoint_save: cannot create %s: %s", tmp, strerror(errno));
+  } else {
+    bool ok = fwrite(b.p, 1, b.n, f) == b.n;
+    ok = (fflush(f) == 0) && ok;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+      rc = fail(err, errlen, "checkpoint_save: writing %s failed: %s (disk full?)", tmp,
+                strerror(errno));
+      remove(tmp);
+    } else if (rename(tmp, path) != 0) {
+      rc = fail(err, errlen, "checkpoint_save: cannot rename %s to %s: %s", tmp, path,
+                strerror(errno));
+      remove(tmp);
+    }
+  }
+  free(tmp);
+  free(b.p);
+  return rc;
+}
+
+/* A bounds-checked reader over the loaded file. */
+typedef struct Rd {
+  const unsigned char *p;
+  size_t n, off;
+} Rd;
+static bool rd(Rd *r, void *dst, size_t n) {
+  if (n > r->n - r->off) return false;
+  memcpy(dst, r->p + r->off, n);
+  r->off += n;
+  return true;
+}
+
+int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen) {
+  if (!ps || !path) return fail(err, errlen, "checkpoint_load: NULL argument");
+  if (!tag) tag = "";
+  FILE *f = fopen(path, "rb");
+  if (!f) return fail(err, errlen, "checkpoint %s: cannot open: %s", path, strerror(errno));
+  Buf b = {0};
+  unsigned char chunk[65536];
+  size_t k;
+  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (b.n + k > ((size_t)1 << 31)) {
+      fclose(f);
+      free(b.p);
+      return fail(err, errlen, "checkpoint %s: larger than 2 GiB, not a lab checkpoint", path);
+    }
+    buf_put(&b, chunk, k);
+  }
+  bool rerr = ferror(f);
+  fclose(f);
+  int rc = -1;
+  paramset_pack(ps);
+  /* the file's values, staged on the host as one block and sent to the model in one copy */
+  float *staged = xmalloc(sizeof(float) * (size_t)(ps->total ? ps->total : 1));
+  long off = 0;
+  char name[512];
+  Rd r = {b.p, b.n, 0};
+  char magic[8];
+  uint32_t ver, tlen, count, crc;
+  if (rerr) {
+    fail(err, errlen, "checkpoint %s: read error", path);
+    goto out;
+  }
+  if (!rd(&r, magic, 8) || memcmp(magic, CKPT_MAGIC, 8) != 0) {
+    fail(err, errlen, "checkpoint %s: not an attention-lab checkpoint (bad magic); was it "
+         "written by --save?", path);
+    goto out;
+  }
+  if (!rd(&r, &ver, 4)) goto truncated;
+  if (ver != CKPT_VERSION) {
+    fail(err, errlen, "checkpoint %s: format version %u is %s this build's (version %u); %s",
+         path, ver, ver < CKPT_VERSION ? "older than" : "newer than", CKPT_VERSION,
+         ver < CKPT_VERSION ? "save it again with this build" : "use the build that wrote it");
+    goto out;
+  }
+  if (b.n < 8 + 4 + 4) goto truncated;
+  memcpy(&crc, b.p + b.n - 4, 4);
+  if (crc32_update(0, b.p, b.n - 4) != crc) {
+    fail(err, errlen, "checkpoint %s: CRC-32 mismatch: the file is truncated or corrupted "
+         "(%zu bytes); save it again", path, b.n);
+    goto out;
+  }
+  r.n = b.n - 4; /* the CRC is not payload */
+  if (!rd(&r, &tlen, 4) || tlen > r.n - r.off) goto truncated;
+  if (tlen != strlen(tag) || memcmp(r.p + r.off, tag, tlen) != 0) {
+    fail(err, errlen, "checkpoint %s: saved for model '%.*s', but this model is '%s'; use the "
+         "same --preset and model flags as when it was saved (./labNN --help lists them)", path,
+         (int)(tlen < 200 ? tlen : 200), (const char *)r.p + r.off, tag);
+    goto out;
+  }
+  r.off += tlen;
+  if (!rd(&r, &count, 4)) goto truncated;
+  if ((int)count != ps->n) {
+    fail(err, errlen, "checkpoint %s: holds %u tensors, the model has %d", path, count, ps->n);
+    goto out;
+  }
+  for (int i = 0; i < ps->n; i++) {
+    Tensor *t = ps->items[i];
+    uint32_t nl, nd;
+    if (!rd(&r, &nl, 4) || nl >= sizeof name || !rd(&r, name, nl)) goto truncated;
+    name[nl] = '\0';
+    if (strcmp(name, t->name ? t->name : "") != 0) {
+      fail(err, errlen, "checkpoint %s: tensor %d is '%s', the model expects '%s'", path, i,
+           name, t->name ? t->name : "");
+      goto out;
+    }
+    if (!rd(&r, &nd, 4) || nd < 1 || nd > T_MAXDIM) goto truncated;
+    int shape[T_MAXDIM];
+    bool same = (int)nd == t->ndim;
+    for (uint32_t d = 0; d < nd; d++) {
+      uint32_t v;
+      if (!rd(&r, &v, 4)) goto truncated;
+      shape[d] = (int)v;
+      if (same && shape[d] != t->shape[d]) same = false;
+    }
+    if (!same) {
+      char st[64], sf[96];
+      int o = snprintf(sf, sizeof sf, "(");
+      for (uint32_t d = 0; d < nd && o < 80; d++)
+        o += snprintf(sf + o, sizeof sf - (size_t)o, "%s%d", d ? ", " : "", shape[d]);
+      snprintf(sf + o, sizeof sf - (size_t)o, ")");
+      fail(err, errlen, "checkpoint %s: tensor '%s' has shape %s in the file but %s in the model",
+           path, name, sf, shape_str(t, st, sizeof st));
+      goto out;
+    }
+    if (!rd(&r, staged + off, sizeof(float) * (size_t)t->size)) goto truncated;
+    off += t->size;
+  }
+  if (r.off != r.n) {
+    fail(err, errlen, "checkpoint %s: %zu unexpected bytes after the last tensor", path,
+         r.n - r.off);
+    goto out;
+  }
+  /* everything checked out: now overwrite the model */
+  backend_of(ps->device)->from_host(ps->data, staged, sizeof(float) * (size_t)ps->total);
+  rc = 0;
+  goto out;
+truncated:
+  fail(err, errlen, "checkpoint %s: truncated or malformed (%zu bytes); save it again", path, b.n);
+out:
+  free(staged);
+  free(b.p);
+  return rc;
 }
