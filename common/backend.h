@@ -156,11 +156,21 @@ typedef struct Backend {
                float step, float inv_sqrt_bc2, float eps);
   double (*sum_squares)(const float *g, long n); /* returns to the host: one number */
 
-  /* the chapters' fused kernels (cpu/fused.c) */
+  /* the chapters' fused kernels (cpu/cpu_fused.c, cpu/cpu_rnn.c) */
   void (*additive_scores)(const float *q, const float *kp, const float *w, float *out, float *T,
                           int B, int Q, int K, int h);
   void (*additive_scores_grad)(const float *g, const float *T, const float *w, float *dq,
                                float *dk, float *dw, int B, int Q, int K, int h);
+  /* one GRU/LSTM step (lab 03): gx (B, G) this step's input projections, Hp/Cp (B, H) (Cp NULL
+   * for the GRU), b_hh may be NULL; out (B, H), or (B, 2H) = [h' | c'] for the LSTM; act (B, G)
+   * and extra (B, H) are kept for the backward, dgh (B, G) is its scratch */
+  void (*rnn_cell)(CellKind kind, const float *gx, const float *Hp, const float *Cp,
+                   const float *W_hh, const float *b_hh, float *act, float *extra, float *out,
+                   int B, int H);
+  void (*rnn_cell_grad)(CellKind kind, const float *dout, const float *act, const float *extra,
+                        const float *Hp, const float *Cp, const float *W_hh, float *dgh,
+                        float *dgx, float *dC, float *dH, float *dW_hh, float *db_hh, int B,
+                        int H);
 } Backend;
 
 /* The table of a device; a device with none is a clear error naming it. */
@@ -195,7 +205,5 @@ void *dev_alloc(Device d, size_t bytes);   /* the device's activation arena */
 void *dev_calloc(Device d, size_t bytes);
 /* A copy of n bytes of host memory on device d: the host pointer itself on the CPU. */
 void *dev_upload(Device d, const void *host, size_t bytes);
-/* Host memory holding t's data: t->data itself on the CPU, else an arena copy. Read-only. */
-const float *host_read(const Tensor *t);
 
 #endif

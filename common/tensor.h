@@ -74,6 +74,9 @@ Tensor *tensor_to(Tensor *x, Device d);
 /* The host <-> device copies of t's data (size floats): the only way host code reads or
  * writes a tensor that may live off the host. */
 void tensor_copy_from_host(Tensor *t, const float *src);
+/* Host memory holding t's data, for host code that reads numbers (prints, figures, metrics):
+ * t->data itself on the CPU, else a copy in the activation arena. Read-only. */
+const float *host_read(const Tensor *t);
 /* An op's inputs must share one device: a clear error naming the op and both devices. */
 void tensor_same_device(const char *op, const Tensor *a, const Tensor *b, const Tensor *c);
 

@@ -244,10 +244,11 @@ static void record_weights(float *dst, int heads, int R, int C, int blk, int row
                            const Tensor *w) {
   if (!w || w->ndim != 3) return;
   const int q = w->shape[1], k = w->shape[2] < C ? w->shape[2] : C;
+  const float *wh = host_read(w); /* the figures' numbers: an explicit host copy off the CPU */
   for (int h = 0; h < heads && h < w->shape[0]; h++)
     for (int i = 0; i < q && row0 + i < R; i++)
       memcpy(dst + (((long)blk * heads + h) * R + row0 + i) * C,
-             w->data + ((long)h * q + i) * w->shape[2], sizeof(float) * (size_t)k);
+             wh + ((long)h * q + i) * w->shape[2], sizeof(float) * (size_t)k);
 }
 
 void Transformer_begin_decode(void *net, Tensor *X, Tensor *X_valid_len) {

@@ -75,5 +75,13 @@ void cpu_additive_scores(const float *q, const float *kp, const float *w, float 
                          int B, int Q, int K, int h);
 void cpu_additive_scores_grad(const float *g, const float *T, const float *w, float *dq,
                               float *dk, float *dw, int B, int Q, int K, int h);
+/* cpu_rnn.c */
+void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp, const float *Cp,
+                  const float *W_hh, const float *b_hh, float *act, float *extra, float *out,
+                  int B, int H);
+void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const float *extra,
+                       const float *Hp, const float *Cp, const float *W_hh, float *dgh,
+                       float *dgx, float *dC, float *dH, float *dW_hh, float *db_hh, int B,
+                       int H);
 
 #endif
