@@ -21,6 +21,8 @@ const Backend *backend_of(Device d) {
   return g_backends[d];
 }
 
+bool backend_available(Device d) { return (unsigned)d < DEV_COUNT && g_backends[d]; }
+
 void backend_register(Device d, const Backend *be) {
   if ((unsigned)d >= DEV_COUNT || d == DEV_CPU) die("backend_register: bad device %d", (int)d);
   g_backends[d] = be;

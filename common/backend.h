@@ -175,10 +175,11 @@ typedef struct Backend {
 
 /* The table of a device; a device with none is a clear error naming it. */
 const Backend *backend_of(Device d);
+/* Whether this build (or a test) has a table for device d. */
+bool backend_available(Device d);
 /* Install a table for a device (tests install a second one on DEV_TEST). */
 void backend_register(Device d, const Backend *be);
 extern const Backend cpu_backend;
-const char *device_name(Device d);
 
 /* Call kernel `fn` of device `dev`, with the device's enter/leave hooks around it. */
 #define KERNEL(dev, fn, ...)                                                                   \

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "rng.h"
 #include "tensor.h"
 #include "util.h"
@@ -267,8 +268,10 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
     }
   }
 
-#ifndef AL_HAVE_CUDA
-  if (strcmp(args->device, "cuda") == 0) {
+  /* The one check of a device request: a device without a kernel table in this build. From
+   * here on every tensor the lab creates lives on it (tensor_set_default_device). */
+  args->dev = strcmp(args->device, "cuda") == 0 ? DEV_CUDA : DEV_CPU;
+  if (!backend_available(args->dev)) {
     fflush(stdout);
     fprintf(stderr,
             "%s: this build has no CUDA kernels (the CUDA backend is not written yet, or nvcc "
@@ -276,7 +279,7 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
             c.lab);
     exit(2);
   }
-#endif
+  tensor_set_default_device(args->dev);
 
   if (mkdir_p(args->out) != 0)
     die("%s: cannot create the output directory '%s': %s (choose another with --out DIR)",

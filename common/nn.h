@@ -19,8 +19,9 @@ typedef struct ParamSet {
   Device device;
 } ParamSet;
 
-/* A persistent tensor with a persistent grad, registered in ps; name is copied. It lives on the
- * host (zeros, for its layer's init to fill) until the set is packed. */
+/* A persistent tensor with a persistent grad, registered in ps; name is copied. It is created on
+ * the default device (tensor.h), zeros for its layer's init to fill, and lives in a buffer of
+ * its own until the set is packed. */
 Tensor *param_new(ParamSet *ps, const char *name, int ndim, const int *shape);
 /* "prefix.suffix" (just suffix without a prefix) into buf: a parameter's name in its model. */
 const char *param_name(char *buf, size_t n, const char *prefix, const char *suffix);

@@ -40,9 +40,12 @@ Tensor *param_new(ParamSet *ps, const char *name, int ndim, const int *shape) {
   t->ndim = ndim;
   memcpy(t->shape, shape, sizeof(int) * (size_t)ndim);
   t->size = shape_numel(ndim, shape);
-  t->data = xcalloc((size_t)(t->size ? t->size : 1), sizeof(float)); /* zeros until init */
+  /* on the device the lab creates its tensors on; zeros until its layer's init */
+  t->device = tensor_default_device();
+  size_t bytes = sizeof(float) * (size_t)(t->size ? t->size : 1);
+  t->data = backend_of(t->device)->alloc(bytes);
+  backend_of(t->device)->zero(t->data, bytes);
   t->grad = NULL; /* tensor_grad() allocates it (persistently, since is_param) */
-  t->device = DEV_CPU;
   t->requires_grad = true;
   t->is_param = true;
   t->name = xstrdup(nm);
@@ -115,7 +118,7 @@ static void move_floats(float *dst, Device to, const float *src, Device from, lo
 }
 
 /* (Re)build the blocks on device d from wherever each parameter is now: the old blocks for
- * items[0..packed), single host buffers for parameters registered since. */
+ * items[0..packed), single buffers for parameters registered since. */
 static void repack(ParamSet *ps, Device d) {
   long total = paramset_count(ps);
   float *data = block_alloc(d, total), *grad = block_alloc(d, total);
@@ -126,9 +129,9 @@ static void repack(ParamSet *ps, Device d) {
     bool in_block = i < ps->packed;
     move_floats(data + off, d, t->data, t->device, t->size);
     if (t->grad) move_floats(grad + off, d, t->grad, t->device, t->size);
-    if (!in_block) { /* single host buffers from param_new / tensor_grad */
-      free(t->data);
-      free(t->grad);
+    if (!in_block) { /* single buffers from param_new / tensor_grad */
+      backend_of(t->device)->free(t->data);
+      if (t->grad) backend_of(t->device)->free(t->grad);
     }
     t->data = data + off;
     t->grad = grad + off;
@@ -148,7 +151,7 @@ static void repack(ParamSet *ps, Device d) {
 
 void paramset_pack(ParamSet *ps) {
   if (ps->packed == ps->n && ps->data) return;
-  repack(ps, ps->data ? ps->device : DEV_CPU);
+  repack(ps, ps->data ? ps->device : ps->n ? ps->items[0]->device : tensor_default_device());
 }
 
 void paramset_to(ParamSet *ps, Device d) {
@@ -166,8 +169,8 @@ void paramset_free(ParamSet *ps) {
   for (int i = 0; i < ps->n; i++) {
     Tensor *t = ps->items[i];
     if (i >= ps->packed) {
-      free(t->data);
-      free(t->grad);
+      backend_of(t->device)->free(t->data);
+      if (t->grad) backend_of(t->device)->free(t->grad);
     }
     free((void *)t->name);
     free(t);

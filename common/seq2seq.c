@@ -73,7 +73,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   memset(res, 0, sizeof *res);
   int epochs = cfg->epochs > 0 ? cfg->epochs : 1;
   int every = cfg->plot_every > 0 ? cfg->plot_every : 10;
-  const char *dev = cfg->device ? cfg->device : "cpu";
+  const char *dev = cfg->device ? cfg->device : device_name(m->ps->device);
   res->epochs = epochs;
   res->epoch_losses = xcalloc((size_t)epochs, sizeof(double));
   Adam opt;
@@ -327,6 +327,7 @@ int seq2seq_write_summary(const char *path, const char *preset, const NmtData *d
   if (!w) return -1;
   json_obj_begin(w);
   json_kv_str(w, "preset", preset ? preset : "d2l-0.17");
+  json_kv_str(w, "device", device_name(tensor_default_device()));
   json_kv_int(w, "src_vocab_size", d->src_vocab->size);
   json_kv_int(w, "tgt_vocab_size", d->tgt_vocab->size);
   json_kv_int(w, "num_pairs", d->n);

@@ -422,7 +422,8 @@ static float *grad_alloc(Tensor *t, bool zero) {
   size_t n = (size_t)(t->size ? t->size : 1);
   if (t->device != DEV_CPU) {
     const Backend *be = backend_of(t->device);
-    float *g = t->is_param ? be->alloc(n * sizeof(float)) : dev_alloc(t->device, n * sizeof(float));
+    float *g = t->is_param ? be->alloc(n * sizeof(float))
+                           : dev_alloc(t->device, n * sizeof(float));
     if (zero || t->is_param) be->zero(g, n * sizeof(float));
     return g;
   }

@@ -69,6 +69,7 @@ void arena_free_all(void);              /* release every chunk (end of program) 
  * a lab sets it from --device before it builds anything. Ops put outputs on their inputs'. */
 void tensor_set_default_device(Device d);
 Device tensor_default_device(void);
+const char *device_name(Device d); /* "cpu", "cuda", "test" */
 /* A copy of x on device d (x itself when it is there already); not recorded on the tape. */
 Tensor *tensor_to(Tensor *x, Device d);
 /* The host <-> device copies of t's data (size floats): the only way host code reads or

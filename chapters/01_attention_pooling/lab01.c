@@ -569,6 +569,7 @@ parametric entry adds `w0`, the final `w` and the per-epoch losses.
     if (!j) die("lab01: cannot write %s", path);
     json_obj_begin(j);
     json_kv_str(j, "lab", "lab01");
+    json_kv_str(j, "device", device_name(tensor_default_device()));
     json_kv_int(j, "seed", (long)args.seed);
     json_key(j, "data");
     if (data_path)

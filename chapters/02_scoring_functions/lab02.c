@@ -85,6 +85,7 @@ int main(int argc, char **argv) {
   if (!j) die("lab02: cannot write %s", summary_path);
   json_obj_begin(j);
   json_kv_str(j, "lab", "lab02");
+  json_kv_str(j, "device", device_name(tensor_default_device()));
   json_kv_int(j, "seed", (long)args.seed);
 
   /***

@@ -257,8 +257,7 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
     printf("loaded %s (no training)\n", load);
   } else {
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
-                             .token_mean = hp.token_mean, .device = "cpu",
-                             .fig_base = loss_base, .plot_every = 10};
+                             .token_mean = hp.token_mean, .fig_base = loss_base, .plot_every = 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab03: training diverged");
     ex.train_seconds = res.train_seconds;
     printf("training time: %.2f s for %d epochs (%.1f tokens/sec over all epochs)\n",
@@ -393,7 +392,7 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
     if (cfg.preset == NMT_D2L_10) d2l10_lazy_init(&base);
     Seq2SeqModel bm = BahdanauNet_model(&base);
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
-                             .token_mean = hp.token_mean, .device = "cpu", .quiet = true};
+                             .token_mean = hp.token_mean, .quiet = true};
     Seq2SeqTrainResult br;
     if (train_seq2seq(&bm, d, &tc, &br) == 0) {
       printf("training-time comparison (%d epochs): %s + %s %.2f s (%.0f tokens/sec, loss %.3f) "

@@ -303,6 +303,7 @@ these differences into useful specializations; lab 06 draws the heads of a train
     if (!j) die("lab04: cannot write %s", path);
     json_obj_begin(j);
     json_kv_str(j, "lab", "lab04");
+    json_kv_str(j, "device", device_name(tensor_default_device()));
     json_kv_int(j, "seed", (long)args.seed);
     json_key(j, "transpose_qkv_shape"), json_arr_begin(j);
     for (int i = 0; i < 3; i++) json_int(j, tq_out->shape[i]);

@@ -302,6 +302,7 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
     if (!j) die("lab05: cannot write %s", path);
     json_obj_begin(j);
     json_kv_str(j, "lab", "lab05");
+    json_kv_str(j, "device", device_name(tensor_default_device()));
     json_kv_int(j, "seed", (long)args.seed);
     json_key(j, "self_attention_output_shape"), json_arr_begin(j);
     for (int i = 0; i < 3; i++) json_int(j, sa_shape[i]);

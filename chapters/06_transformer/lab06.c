@@ -397,7 +397,6 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
                              .lr = lr,
                              .clip = 1.0f,
                              .token_mean = d2l10,
-                             .device = "cpu",
                              .fig_base = fig,
                              .plot_every = d2l10 ? 1 : 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab06: training diverged");

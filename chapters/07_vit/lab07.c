@@ -430,6 +430,7 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
     if (!j) die("lab07: cannot write %s", path);
     json_obj_begin(j);
     json_kv_str(j, "lab", "lab07");
+    json_kv_str(j, "device", device_name(tensor_default_device()));
     json_kv_str(j, "preset", cfg.name);
     json_kv_int(j, "seed", (long)args.seed);
     json_kv_int(j, "img_size", cfg.img_size);
