@@ -13,7 +13,8 @@
 /* Initializers draw on the host and copy the values into the parameter, wherever it lives. */
 static float *init_begin(const char *op, const Tensor *W) {
   if (!W) tensor_error(op, "got a NULL tensor");
-  return W->device == DEV_CPU ? W->data : xmalloc(sizeof(float) * (size_t)(W->size ? W->size : 1));
+  if (W->device == DEV_CPU) return W->data;
+  return xmalloc(sizeof(float) * (size_t)(W->size ? W->size : 1));
 }
 
 static void init_end(Tensor *W, float *h) {

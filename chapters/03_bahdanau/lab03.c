@@ -38,9 +38,10 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 #endif
 
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
+  const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
   for (long i = 0; i < a->size; i++) {
-    double d = fabs((double)a->data[i] - b->data[i]);
+    double d = fabs((double)ah[i] - bh[i]);
     if (d > m || isnan(d)) m = d;
   }
   return m;

@@ -194,7 +194,7 @@ columns — column 6/7 oscillates faster than column 8/9.
   {
     Tensor *X = PositionalEncoding_forward(&pos_encoding, tensor_zeros(3, (int[]){1, steps, d}),
                                            0, false);   /* (1, steps, d) */
-    memcpy(P, X->data, sizeof(float) * (size_t)steps * d);
+    tensor_to_host(X, P); /* (1, steps, d): steps * d floats */
     ag_step_reset();
   }
   float *pos = xmalloc(sizeof(float) * (size_t)steps), *cols = xmalloc(sizeof(float) * 4 * steps);
