@@ -1,4 +1,4 @@
-/* cpu/cpu_backend.c — the CPU's table: host memory and the kernels of common/cpu/. */
+/* cpu_backend.c — the CPU's table: host memory and the kernels of common/cpu/. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* cpu/cpu_elementwise.c — the CPU kernels of the elementwise ops (ops/elementwise.c): broadcast
+/* cpu_elementwise.c — the CPU kernels of the elementwise ops (ops/elementwise.c): broadcast
  * binary ops walked row by row along a Broadcast plan, and the unary ops and activations.
  * Within a row each operand steps by 1, or by 0 when it is repeated along the row, so the
  * inner loops are index-free and vectorize. */

@@ -1,4 +1,4 @@
-/* cpu/cpu_matmul.c — the CPU kernels of the matrix products (ops/matmul.c) besides gemm itself
+/* cpu_matmul.c — the CPU kernels of the matrix products (ops/matmul.c) besides gemm itself
  * (gemm.c): the bias of t_linear, seeded into every output row and summed back. */
 #include <string.h>
 

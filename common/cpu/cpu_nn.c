@@ -1,4 +1,4 @@
-/* cpu/cpu_nn.c — the CPU kernels of layer norm, batch norm, embedding lookup and dropout
+/* cpu_nn.c — the CPU kernels of layer norm, batch norm, embedding lookup and dropout
  * (ops/nn.c).
  *
  * Both norms compute xhat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps) (biased variance)

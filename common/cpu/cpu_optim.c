@@ -1,4 +1,4 @@
-/* cpu/cpu_optim.c — the CPU kernels of minibatch SGD, Adam (as torch.optim.Adam computes it) and
+/* cpu_optim.c — the CPU kernels of minibatch SGD, Adam (as torch.optim.Adam computes it) and
  * global gradient clipping (params.c), each over one block: a model's parameters, gradients and
  * moments are one buffer each. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* cpu/cpu_reduce.c — the CPU kernels of the sums and means (ops/reduce.c). A reduced tensor is
+/* cpu_reduce.c — the CPU kernels of the sums and means (ops/reduce.c). A reduced tensor is
  * viewed as (outer, n, inner); long row sums accumulate in double so that a mean over many
  * elements stays exact to float precision. */
 #include "kernels.h"

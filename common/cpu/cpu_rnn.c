@@ -1,5 +1,5 @@
-/* cpu_rnn.c — the CPU kernels of lab 03's fused recurrent cell (its front, the multi-layer
- * nn.GRU / nn.LSTM built on it, is chapters/03_bahdanau/rnn.c's successor rnn_cell.c).
+/* cpu_rnn.c — the CPU kernels of lab 03's fused recurrent cell. Its front, and the multi-layer
+ * nn.GRU / nn.LSTM built on it, are in chapters/03_bahdanau/rnn_cell.c.
  *
  * One GRU or LSTM step as one kernel: gh = h @ W_hh + b_hh, the gates and the new state; the
  * backward is written out by hand. The input projection x @ W_xh + b_xh is done by the caller

@@ -1,4 +1,4 @@
-/* cpu/cpu_shape.c — the CPU kernels of the shape ops (ops/shape.c): permute/transpose, concat,
+/* cpu_shape.c — the CPU kernels of the shape ops (ops/shape.c): permute/transpose, concat,
  * slice, repeat_interleave, patchify and copy.
  *
  * Most ops here see a tensor as (outer, dim, inner): the dims before the one they work on, that

@@ -1,4 +1,4 @@
-/* cpu/cpu_softmax.c — the CPU kernels of softmax, log-softmax, masked softmax, sequence masking
+/* cpu_softmax.c — the CPU kernels of softmax, log-softmax, masked softmax, sequence masking
  * and the two losses (ops/softmax.c).
  *
  * All softmaxes work on rows: the last dim is the row, every leading dim is flattened into the
