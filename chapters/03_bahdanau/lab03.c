@@ -166,7 +166,7 @@ the next, so the decoder projects them by $\mathbf W_k$ once per sentence instea
 step — the same numbers, fewer products. Exercise 3.3 (`additive_attention_cached`) writes that
 step with ordinary ops; the model trains with its scores fused into one tape node
 (`additive_scores_fused`) and your lab02 `masked_softmax`. Likewise the GRU cell it trains with
-is fused: one tape node per step with a hand-written backward (`rnn_cell_fused` in `rnn.c`).
+is fused: one tape node per step with a hand-written backward (`rnn_cell_fused` in `rnn_cell.c`).
 Your readable `gru_cell` (exercise 3.1) is the definition the fused cell is checked against
 below (the unit tests check the fused scores the same way), and `--unfused` trains with your
 cells and attention step instead.

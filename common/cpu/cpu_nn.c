@@ -74,6 +74,7 @@ static const float *ln_vec(const float *v, int D, float fill) {
 void cpu_layer_norm_grad(const float *x_data, const float *gamma, const float *stats,
                          const float *g, float *dx, float *dgamma, float *dbeta, long rows, int D,
                          bool fresh) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { const float *data; long size; } xv = {x_data, rows * D}, *x = &xv;
   const float *gm = ln_vec(gamma, D, 1.0f);
   /* dgamma / dbeta are sums over rows: each thread sums its rows into its own slice of
@@ -144,6 +145,7 @@ void cpu_layer_norm(const float *x, const float *gamma, const float *beta, float
 void cpu_batch_norm_grad(const float *x_data, const float *gamma, const float *mean_rstd,
                          const float *g, float *dx, float *dgamma, float *dbeta, long N, int C,
                          bool training) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { const float *data; } xv = {x_data}, *x = &xv;
   const float *mean = mean_rstd, *rstd = mean + C; /* per feature */
   const float *gm = gamma;
@@ -179,6 +181,7 @@ void cpu_batch_norm_grad(const float *x_data, const float *gamma, const float *m
 void cpu_batch_norm(const float *x_data, const float *gamma, const float *beta,
                     float *run_mean, float *run_var, float *y, float *mean_rstd, long N, int C,
                     bool training, float momentum, float eps) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { const float *data; } xv = {x_data}, *x = &xv;
   float *mean = mean_rstd, *rstd = mean + C;
   if (training) {

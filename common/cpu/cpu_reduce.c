@@ -19,6 +19,7 @@ static double sum_floats(const float *x, long n) {
 
 /* out[o, i] = scale * sum_k a[o, k, i] */
 void cpu_reduce(const float *a, float *out, long outer, long n, long inner, float scale) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { long outer, n, inner; } v = {outer, n, inner};
   if (v.inner == 1) { /* reducing the last dim: one row sum per output */
     for (long o = 0; o < v.outer; o++) out[o] = (float)(sum_floats(a + o * v.n, v.n) * scale);
@@ -38,6 +39,7 @@ void cpu_reduce(const float *a, float *out, long outer, long n, long inner, floa
 
 /* ga[o, k, i] += scale * g[o, i]: every element that fed an output gets its gradient */
 void cpu_reduce_grad(float *ga, const float *g, long outer, long n, long inner, float scale) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { long outer, n, inner; } v = {outer, n, inner};
   if (v.inner == 1) { /* the last dim: one gradient value per row */
     for (long o = 0; o < v.outer; o++) {

@@ -22,6 +22,7 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
                        float *dgh, float *dgx, float *dC, float *dH, float *dW_hh, float *db_hh,
                        int B, int H) {
   const int G = (kind == CELL_GRU ? 3 : 4) * H;
+  /* the names the loops below have always used, over the raw arguments */
   const struct { CellKind kind; const float *act, *extra; } sv = {kind, act, extra}, *s = &sv;
   for (int b = 0; b < B; b++) {
     const float *a = s->act + (size_t)b * G, *e = s->extra + (size_t)b * H;

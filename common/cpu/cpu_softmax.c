@@ -183,6 +183,7 @@ void cpu_log_softmax(const float *x, float *y, long rows, int n) {
  * short (a few keys): one copy of the whole block and short fills beat a copy per row. */
 void cpu_sequence_mask(float *restrict dst, const float *restrict src, const int *len, long per,
                        long rows, int keys, float v) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { const int *len; long per; } Lv = {len, per}, *L = &Lv;
   memcpy(dst, src, sizeof(float) * (size_t)rows * (size_t)keys);
   for (long r = 0; r < rows; r++)
@@ -192,6 +193,7 @@ void cpu_sequence_mask(float *restrict dst, const float *restrict src, const int
 /* fresh: store the kept entries' gradient and zeros for the masked ones */
 void cpu_sequence_mask_grad(float *dx, const float *g, const int *len, long per, long rows,
                             int keys, bool fresh) {
+  /* the names the loops below have always used, over the raw arguments */
   const struct { const int *len; long per; } Lv = {len, per}, *L = &Lv;
   if (fresh) {
     cpu_sequence_mask(dx, g, len, per, rows, keys, 0.0f);

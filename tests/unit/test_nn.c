@@ -1,4 +1,4 @@
-/* Tests of common/nn.c and common/optim.c: the parameter registry, initializers, the layers, and
+/* Tests of common/nn.c and common/params.c: the parameter registry, initializers, the layers, and
  * the optimizers against hand-computed steps. */
 #include <stdlib.h>
 
