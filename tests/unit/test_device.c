@@ -141,8 +141,9 @@ static bool have_transformer(void) {
 enum { SV = 17, TV = 19, BN = 3, S = 6, T = 7, STEPS = 4 };
 
 /* STEPS Adam steps (with clipping, dropout on) of a fresh small Transformer on device dev.
- * Returns the losses and the final parameters (host copies). */
-static void train_on(Device dev, float loss[STEPS], float *params, long *nparams) {
+ * Returns the losses and the final parameters (host copies); saves a checkpoint to ckpt. */
+static void train_on(Device dev, float loss[STEPS], float *params, long *nparams,
+                     const char *ckpt) {
   rng_seed(11);
   tensor_set_default_device(dev);
   ParamSet ps = {0};
@@ -177,6 +178,8 @@ static void train_on(Device dev, float loss[STEPS], float *params, long *nparams
   }
   *nparams = ps.total;
   backend_of(dev)->to_host(params, ps.data, sizeof(float) * (size_t)ps.total);
+  char err[512] = "";
+  CHECK_INT(checkpoint_save(&ps, "device test", ckpt, err, sizeof err), 0);
   Adam_free(&opt);
   Transformer_free(&t);
   paramset_free(&ps);
@@ -193,12 +196,38 @@ TEST(device_transformer_training_step_matches_cpu) {
   static float p_cpu[200000], p_dev[200000];
   float l_cpu[STEPS], l_dev[STEPS];
   long n_cpu = 0, n_dev = 0;
-  train_on(DEV_CPU, l_cpu, p_cpu, &n_cpu);
-  train_on(DEV_TEST, l_dev, p_dev, &n_dev);
+  char ck_cpu[] = "/tmp/al_device_cpu_XXXXXX", ck_dev[] = "/tmp/al_device_dev_XXXXXX";
+  close(mkstemp(ck_cpu));
+  close(mkstemp(ck_dev));
+  train_on(DEV_CPU, l_cpu, p_cpu, &n_cpu, ck_cpu);
+  train_on(DEV_TEST, l_dev, p_dev, &n_dev, ck_dev);
   CHECK_INT(n_dev, n_cpu);
   CHECK(n_cpu > 1000 && n_cpu < 200000);
   /* the same kernels on the same numbers in the same order: bit for bit */
   CHECK_CLOSE(l_dev, l_cpu, STEPS, 0, 0);
   CHECK_CLOSE(p_dev, p_cpu, n_cpu, 0, 0);
   CHECK(l_cpu[STEPS - 1] < l_cpu[0]); /* and it trains (dropout makes single steps noisy) */
+
+  /* a checkpoint written on the test device loads into a model on the CPU, and back */
+  static float p_load[200000];
+  for (int k = 0; k < 2; k++) {
+    Device to = k == 0 ? DEV_CPU : DEV_TEST;
+    tensor_set_default_device(to);
+    ParamSet ps = {0};
+    Transformer t;
+    TransformerConfig cfg = {.src_vocab = SV, .tgt_vocab = TV, .num_hiddens = 16,
+                             .ffn_num_hiddens = 24, .num_heads = 4, .num_blks = 2,
+                             .dropout = 0.1f, .use_bias = true};
+    Transformer_init(&t, &ps, &cfg); /* fresh weights, overwritten by the load */
+    char err[512] = "";
+    CHECK_INT(checkpoint_load(&ps, "device test", k == 0 ? ck_dev : ck_cpu, err, sizeof err), 0);
+    CHECK(ps.device == to);
+    backend_of(to)->to_host(p_load, ps.data, sizeof(float) * (size_t)ps.total);
+    CHECK_CLOSE(p_load, p_cpu, n_cpu, 0, 0); /* the same bits, through the file */
+    Transformer_free(&t);
+    paramset_free(&ps);
+    tensor_set_default_device(DEV_CPU);
+  }
+  remove(ck_cpu);
+  remove(ck_dev);
 }
