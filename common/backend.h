@@ -5,12 +5,15 @@
  *   common/cpu/    the CPU kernels: the loops, on raw buffers.
  *   cuda/          the CUDA kernels (issue 12), with the same signatures.
  *
- * A front never reads or writes tensor data. It computes sizes and plans on the host (tensor
+ * A front never dereferences tensor data. It computes sizes and plans on the host (tensor
  * headers always live in host memory) and calls the kernel of its tensors' device through a
  * Backend table:   KERNEL(x->device, softmax, x->data, out->data, rows, keys, NULL, 1);
  * Every pointer a kernel gets is memory of that device (or a small host-side plan struct,
- * which a GPU launcher passes by value); sizes are plain integers. A kernel never allocates
- * tape memory and never calls tensor_error: every check happens in the front, before it.
+ * which a GPU launcher passes by value); sizes are plain integers. Index tensors (labels,
+ * valid lengths, token ids) are the one thing a front reads, through an explicit host copy, to
+ * check them before any kernel runs. A kernel never touches the tape and never calls
+ * tensor_error: every check happens in the front. (CPU kernels may take host scratch from the
+ * activation arena; a device kernel takes its scratch from the front, via dev_alloc.)
  *
  * Backward kernels write gradients with `fresh` semantics where the op says so: fresh means the
  * gradient buffer was just allocated and not zeroed, so the kernel stores (=) every element
