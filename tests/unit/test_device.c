@@ -17,6 +17,8 @@
 #include "../../common/rng.h"
 #include "../../common/seq2seq.h"
 #include "../test.h"
+#include "lab02/lab02.h"
+#include "lab03/lab03.h"
 
 /* ---------- the device: mmap'd regions, open only inside its own calls ---------- */
 
@@ -132,75 +134,108 @@ TEST(device_tensor_to_round_trip_and_mixing_error) {
   ag_step_reset();
 }
 
-/* ---------- a training step of lab06's Transformer, CPU vs the test device ---------- */
+/* ---------- training steps of lab06's Transformer and lab03's GRU/LSTM with additive
+ * attention (the fused rnn_cell and additive_scores kernels), CPU vs the test device ---------- */
 
 static bool have_transformer(void) {
   return causal_valid_lens(1, 1, 0) != NULL && positional_encoding_table((float[2]){0}, 1, 2) == 0;
 }
+static bool have_bahdanau(void) { /* the additive attention uses lab02's masked softmax */
+  return masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL) != NULL;
+}
 
 enum { SV = 17, TV = 19, BN = 3, S = 6, T = 7, STEPS = 4 };
+typedef enum { M_TRANSFORMER, M_GRU, M_LSTM } ModelKind;
 
-/* STEPS Adam steps (with clipping, dropout on) of a fresh small Transformer on device dev.
- * Returns the losses and the final parameters (host copies); saves a checkpoint to ckpt. */
-static void train_on(Device dev, float loss[STEPS], float *params, long *nparams,
-                     const char *ckpt) {
+/* One small model of each kind, its parameters and its Seq2SeqModel view. */
+typedef struct {
+  ModelKind kind;
+  Transformer t;
+  BahdanauNet b;
+  ParamSet tps, *ps;
+  Seq2SeqModel m;
+} Model;
+
+static void model_init(Model *md, ModelKind kind) {
+  memset(md, 0, sizeof *md);
+  md->kind = kind;
+  if (kind == M_TRANSFORMER) {
+    TransformerConfig cfg = {.src_vocab = SV, .tgt_vocab = TV, .num_hiddens = 16,
+                             .ffn_num_hiddens = 24, .num_heads = 4, .num_blks = 2,
+                             .dropout = 0.1f, .use_bias = true};
+    Transformer_init(&md->t, &md->tps, &cfg);
+    md->ps = &md->tps;
+    md->m = Transformer_model(&md->t, md->ps);
+  } else {
+    BahdanauNet_init(&md->b, kind == M_GRU ? RNN_GRU : RNN_LSTM, ATTN_ADDITIVE, SV, TV, 8, 16,
+                     2, 0.1f);
+    md->ps = &md->b.ps;
+    md->m = BahdanauNet_model(&md->b);
+  }
+}
+
+static void model_free(Model *md) {
+  if (md->kind == M_TRANSFORMER) {
+    Transformer_free(&md->t);
+    paramset_free(&md->tps);
+  } else {
+    BahdanauNet_free(&md->b);
+  }
+}
+
+/* STEPS Adam steps (with clipping, dropout on) of a fresh small model on device dev, as
+ * train_seq2seq takes them. Returns the losses and the final parameters (host copies); saves
+ * a checkpoint to ckpt. */
+static void train_on(ModelKind kind, Device dev, float loss[STEPS], float *params,
+                     long *nparams, const char *ckpt) {
   rng_seed(11);
   tensor_set_default_device(dev);
-  ParamSet ps = {0};
-  Transformer t;
-  TransformerConfig cfg = {.src_vocab = SV, .tgt_vocab = TV, .num_hiddens = 16,
-                           .ffn_num_hiddens = 24, .num_heads = 4, .num_blks = 2,
-                           .dropout = 0.1f, .use_bias = true};
-  Transformer_init(&t, &ps, &cfg);
-  paramset_to(&ps, dev);
-  CHECK(ps.device == dev && ps.items[0]->device == dev);
+  Model md;
+  model_init(&md, kind);
+  ParamSet *ps = md.ps;
+  paramset_to(ps, dev);
+  CHECK(ps->device == dev && ps->items[0]->device == dev);
   Adam opt;
-  Adam_init(&opt, &ps, 0.005f);
+  Adam_init(&opt, ps, 0.005f);
   float xh[BN * S], yh[BN * T], dh[BN * T];
   for (int i = 0; i < BN * S; i++) xh[i] = (float)((i * 5 + 3) % SV);
   for (int i = 0; i < BN * T; i++) yh[i] = (float)((i * 7 + 1) % TV);
   for (int i = 0; i < BN * T; i++) dh[i] = i % T ? yh[i - 1] : 1.0f;
   for (int step = 0; step < STEPS; step++) {
-    paramset_zero_grad(&ps);
+    paramset_zero_grad(ps);
     Tensor *X = tensor_from(2, (int[]){BN, S}, xh), *Y = tensor_from(2, (int[]){BN, T}, yh);
     Tensor *dec = tensor_from(2, (int[]){BN, T}, dh);
     Tensor *xvl = tensor_from(1, (int[]){BN}, (float[]){6, 2, 4});
     Tensor *yvl = tensor_from(1, (int[]){BN}, (float[]){7, 3, 5});
     CHECK(X->device == dev);
-    Tensor *logits = Transformer_forward(&t, X, xvl, dec, true); /* (BN, T, TV) */
+    Tensor *logits = md.m.forward(md.m.net, X, xvl, dec, true); /* (BN, T, TV) */
     CHECK(logits && logits->device == dev);
     Tensor *l = t_sum_all(MaskedSoftmaxCELoss(logits, Y, yvl)); /* (1) */
     tensor_to_host(l, &loss[step]);
     ag_backward(l);
-    clip_grad_norm(&ps, 1.0f);
+    clip_grad_norm(ps, 1.0f);
     Adam_step(&opt);
     ag_step_reset();
   }
-  *nparams = ps.total;
-  backend_of(dev)->to_host(params, ps.data, sizeof(float) * (size_t)ps.total);
+  *nparams = ps->total;
+  backend_of(dev)->to_host(params, ps->data, sizeof(float) * (size_t)ps->total);
   char err[512] = "";
-  CHECK_INT(checkpoint_save(&ps, "device test", ckpt, err, sizeof err), 0);
+  CHECK_INT(checkpoint_save(ps, "device test", ckpt, err, sizeof err), 0);
   Adam_free(&opt);
-  Transformer_free(&t);
-  paramset_free(&ps);
+  model_free(&md);
   tensor_set_default_device(DEV_CPU);
 }
 
-TEST(device_transformer_training_step_matches_cpu) {
-  if (!have_transformer()) {
-    printf("    device_transformer_training_step_matches_cpu: skipped, the lab06 exercises are "
-           "stubs in this build (VARIANT=labs)\n");
-    return;
-  }
+static void training_matches_cpu(ModelKind kind) {
   install_test_device();
-  static float p_cpu[200000], p_dev[200000];
+  static float p_cpu[200000], p_dev[200000], p_load[200000];
   float l_cpu[STEPS], l_dev[STEPS];
   long n_cpu = 0, n_dev = 0;
   char ck_cpu[] = "/tmp/al_device_cpu_XXXXXX", ck_dev[] = "/tmp/al_device_dev_XXXXXX";
   close(mkstemp(ck_cpu));
   close(mkstemp(ck_dev));
-  train_on(DEV_CPU, l_cpu, p_cpu, &n_cpu, ck_cpu);
-  train_on(DEV_TEST, l_dev, p_dev, &n_dev, ck_dev);
+  train_on(kind, DEV_CPU, l_cpu, p_cpu, &n_cpu, ck_cpu);
+  train_on(kind, DEV_TEST, l_dev, p_dev, &n_dev, ck_dev);
   CHECK_INT(n_dev, n_cpu);
   CHECK(n_cpu > 1000 && n_cpu < 200000);
   /* the same kernels on the same numbers in the same order: bit for bit */
@@ -209,25 +244,38 @@ TEST(device_transformer_training_step_matches_cpu) {
   CHECK(l_cpu[STEPS - 1] < l_cpu[0]); /* and it trains (dropout makes single steps noisy) */
 
   /* a checkpoint written on the test device loads into a model on the CPU, and back */
-  static float p_load[200000];
   for (int k = 0; k < 2; k++) {
     Device to = k == 0 ? DEV_CPU : DEV_TEST;
     tensor_set_default_device(to);
-    ParamSet ps = {0};
-    Transformer t;
-    TransformerConfig cfg = {.src_vocab = SV, .tgt_vocab = TV, .num_hiddens = 16,
-                             .ffn_num_hiddens = 24, .num_heads = 4, .num_blks = 2,
-                             .dropout = 0.1f, .use_bias = true};
-    Transformer_init(&t, &ps, &cfg); /* fresh weights, overwritten by the load */
+    Model md;
+    model_init(&md, kind); /* fresh weights, overwritten by the load */
     char err[512] = "";
-    CHECK_INT(checkpoint_load(&ps, "device test", k == 0 ? ck_dev : ck_cpu, err, sizeof err), 0);
-    CHECK(ps.device == to);
-    backend_of(to)->to_host(p_load, ps.data, sizeof(float) * (size_t)ps.total);
+    CHECK_INT(checkpoint_load(md.ps, "device test", k == 0 ? ck_dev : ck_cpu, err, sizeof err), 0);
+    CHECK(md.ps->device == to);
+    backend_of(to)->to_host(p_load, md.ps->data, sizeof(float) * (size_t)md.ps->total);
     CHECK_CLOSE(p_load, p_cpu, n_cpu, 0, 0); /* the same bits, through the file */
-    Transformer_free(&t);
-    paramset_free(&ps);
+    model_free(&md);
     tensor_set_default_device(DEV_CPU);
   }
   remove(ck_cpu);
   remove(ck_dev);
+}
+
+TEST(device_transformer_training_step_matches_cpu) {
+  if (!have_transformer()) {
+    printf("    device_transformer_training_step_matches_cpu: skipped, the lab06 exercises are "
+           "stubs in this build (VARIANT=labs)\n");
+    return;
+  }
+  training_matches_cpu(M_TRANSFORMER);
+}
+
+TEST(device_bahdanau_gru_and_lstm_training_steps_match_cpu) {
+  if (!have_bahdanau()) {
+    printf("    device_bahdanau_gru_and_lstm_training_steps_match_cpu: skipped, lab02's "
+           "masked_softmax is a stub in this build (VARIANT=labs)\n");
+    return;
+  }
+  training_matches_cpu(M_GRU);
+  training_matches_cpu(M_LSTM);
 }
