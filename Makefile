@@ -71,7 +71,7 @@ endif
 endif
 
 # ---------------------------------------------------------------- sources
-COMMON_SRC := $(wildcard common/*.c)
+COMMON_SRC := $(wildcard common/*.c common/ops/*.c common/cpu/*.c)
 CUDA_SRC := $(if $(filter cuda,$(FEATURES)),$(wildcard cuda/*.cu))
 EX_SRC := $(wildcard $(VARIANT)/lab*/*.c)
 LAB_MAINS := $(sort $(wildcard chapters/*/lab[0-9][0-9].c))

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "data.h"
 #include "rng.h"
 #include "tensor.h"
@@ -369,11 +370,11 @@ static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
     }
   }
 
-#ifndef AL_HAVE_CUDA
-  if (strcmp(args->device, "cuda") == 0)
+  /* The one check of a device request: a device without a kernel table in this build. */
+  args->dev = strcmp(args->device, "cuda") == 0 ? DEV_CUDA : DEV_CPU;
+  if (!backend_available(args->dev))
     usage_error(&c, "this build has no CUDA kernels (the CUDA backend is not written yet, or nvcc "
                 "was not found at build time); run with --device cpu");
-#endif
   return 0;
 }
 
@@ -412,6 +413,7 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
     die("cannot create the output directory '%s': %s (choose another with --out DIR)", args->out,
         strerror(errno));
   data_set_announce(1);
+  tensor_set_default_device(args->dev); /* every tensor the lab creates from here lives there */
   rng_seed(args->seed);
 }
 

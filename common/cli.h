@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensor.h"
+
 typedef enum { OPT_FLAG, OPT_INT, OPT_FLOAT, OPT_STR } OptType;
 
 typedef struct CliOpt {
@@ -21,6 +23,7 @@ typedef struct LabArgs {
   uint64_t seed;      /* --seed (default 42); also seeds g_rng in cli_parse */
   const char *out;    /* --out DIR (default out/labNN) */
   const char *device; /* --device cpu|cuda (default cpu) */
+  Device dev;         /* the same, as the device every tensor of the lab is created on */
   int epochs;         /* --epochs N (default -1: the preset's) */
   const char *preset; /* --preset NAME (default NULL: the lab's default) */
   const char *data_dir; /* --data-dir DIR */

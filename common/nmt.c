@@ -584,10 +584,11 @@ bool nmt_iter_next(NmtIter *it, NmtBatch *b) {
   int T = d->num_steps;
   int m = it->count - it->pos < it->batch_size ? it->count - it->pos : it->batch_size;
   b->size = m;
-  b->X = tensor_new(2, (const int[]){m, T});
-  b->Y = tensor_new(2, (const int[]){m, T});
-  b->X_valid_len = tensor_new(1, (const int[]){m});
-  b->Y_valid_len = tensor_new(1, (const int[]){m});
+  /* built on the host; a trainer sends the batch to its device (tensor_to) */
+  b->X = tensor_new_on(DEV_CPU, 2, (const int[]){m, T});
+  b->Y = tensor_new_on(DEV_CPU, 2, (const int[]){m, T});
+  b->X_valid_len = tensor_new_on(DEV_CPU, 1, (const int[]){m});
+  b->Y_valid_len = tensor_new_on(DEV_CPU, 1, (const int[]){m});
   for (int r = 0; r < m; r++) {
     int i = it->order[it->pos + r];
     const int *s = d->src + (size_t)i * (size_t)T, *g = d->tgt + (size_t)i * (size_t)T;

@@ -1,4 +1,4 @@
-/* nn.c — the parameter registry, initializers and the d2l layers built on the ops. */
+/* nn.c — initializers and the d2l layers built on the ops (the parameter registry: params.c). */
 #include "nn.h"
 
 #include <math.h>
@@ -8,103 +8,37 @@
 #include "rng.h"
 #include "util.h"
 
-/* ---------- parameter registry ---------- */
-
-Tensor *param_new(ParamSet *ps, const char *name, int ndim, const int *shape) {
-  const char *nm = name ? name : "param";
-  if (ndim < 1 || ndim > T_MAXDIM)
-    tensor_error("param_new", "parameter '%s': a tensor has 1 to %d dims, got %d", nm, T_MAXDIM,
-                 ndim);
-  for (int i = 0; i < ndim; i++)
-    if (shape[i] < 0)
-      tensor_error("param_new", "parameter '%s': dim %d has negative size %d", nm, i, shape[i]);
-  Tensor *t = xcalloc(1, sizeof *t);
-  t->ndim = ndim;
-  memcpy(t->shape, shape, sizeof(int) * (size_t)ndim);
-  t->size = shape_numel(ndim, shape);
-  t->data = xcalloc((size_t)(t->size ? t->size : 1), sizeof(float)); /* zeros until init */
-  t->grad = NULL; /* tensor_grad() allocates it (persistently, since is_param) */
-  t->device = DEV_CPU;
-  t->requires_grad = true;
-  t->is_param = true;
-  t->name = xstrdup(nm);
-  if (ps) {
-    if (ps->n == ps->cap) {
-      ps->cap = ps->cap ? 2 * ps->cap : 16;
-      ps->items = xrealloc(ps->items, sizeof *ps->items * (size_t)ps->cap);
-    }
-    ps->items[ps->n++] = t;
-  }
-  return t;
-}
-
-long paramset_count(const ParamSet *ps) {
-  long n = 0;
-  for (int i = 0; i < ps->n; i++) n += ps->items[i]->size;
-  return n;
-}
-
-void paramset_print(const ParamSet *ps, FILE *f) {
-  int w = 4;
-  for (int i = 0; i < ps->n; i++) {
-    int len = (int)strlen(ps->items[i]->name);
-    if (len > w) w = len;
-  }
-  for (int i = 0; i < ps->n; i++) {
-    char s[64];
-    const Tensor *t = ps->items[i];
-    fprintf(f, "%-*s  %-18s %10ld\n", w, t->name, shape_str(t, s, sizeof s), t->size);
-  }
-}
-
-void paramset_zero_grad(ParamSet *ps) {
-  for (int i = 0; i < ps->n; i++) {
-    Tensor *t = ps->items[i];
-    if (t->grad) memset(t->grad, 0, sizeof(float) * (size_t)t->size);
-  }
-}
-
-void paramset_free(ParamSet *ps) {
-  for (int i = 0; i < ps->n; i++) {
-    Tensor *t = ps->items[i];
-    free(t->data);
-    free(t->grad);
-    free((void *)t->name);
-    free(t);
-  }
-  free(ps->items);
-  ps->items = NULL;
-  ps->n = ps->cap = 0;
-}
-
-Tensor *paramset_find(const ParamSet *ps, const char *name) {
-  for (int i = 0; i < ps->n; i++)
-    if (strcmp(ps->items[i]->name, name) == 0) return ps->items[i];
-  return NULL;
-}
-
 /* ---------- init ---------- */
 
-/* Initializers write host memory; parameters are created on the CPU. */
-static void check_host(const char *op, const Tensor *W) {
+/* Initializers draw on the host and copy the values into the parameter, wherever it lives. */
+static float *init_begin(const char *op, const Tensor *W) {
   if (!W) tensor_error(op, "got a NULL tensor");
-  if (W->device != DEV_CPU)
-    tensor_error(op, "'%s' lives on the GPU; initialize parameters before moving them", W->name);
+  if (W->device == DEV_CPU) return W->data;
+  return xmalloc(sizeof(float) * (size_t)(W->size ? W->size : 1));
+}
+
+static void init_end(Tensor *W, float *h) {
+  if (h == W->data) return;
+  tensor_copy_from_host(W, h);
+  free(h);
 }
 
 void init_uniform(Tensor *W, float lo, float hi) {
-  check_host("init_uniform", W);
-  for (long i = 0; i < W->size; i++) W->data[i] = rng_uniform(&g_rng, lo, hi);
+  float *h = init_begin("init_uniform", W);
+  for (long i = 0; i < W->size; i++) h[i] = rng_uniform(&g_rng, lo, hi);
+  init_end(W, h);
 }
 
 void init_normal(Tensor *W, float mean, float std) {
-  check_host("init_normal", W);
-  for (long i = 0; i < W->size; i++) W->data[i] = rng_normal(&g_rng, mean, std);
+  float *h = init_begin("init_normal", W);
+  for (long i = 0; i < W->size; i++) h[i] = rng_normal(&g_rng, mean, std);
+  init_end(W, h);
 }
 
 void init_const(Tensor *W, float v) {
-  check_host("init_const", W);
-  for (long i = 0; i < W->size; i++) W->data[i] = v;
+  float *h = init_begin("init_const", W);
+  for (long i = 0; i < W->size; i++) h[i] = v;
+  init_end(W, h);
 }
 
 /* Glorot & Bengio: keep the variance of activations and gradients about equal across layers,
@@ -126,15 +60,6 @@ void init_xavier_normal(Tensor *W, int fan_in, int fan_out) {
 
 /* ---------- layers ---------- */
 
-/* "prefix.suffix" (or just suffix without a prefix) into buf. */
-static const char *pname(char *buf, size_t n, const char *prefix, const char *suffix) {
-  if (prefix && *prefix)
-    snprintf(buf, n, "%s.%s", prefix, suffix);
-  else
-    snprintf(buf, n, "%s", suffix);
-  return buf;
-}
-
 void Linear_init(Linear *l, ParamSet *ps, const char *name, int in, int out, bool bias) {
   if (in <= 0 || out <= 0)
     tensor_error("Linear_init", "%s: in and out features must be positive, got (%d, %d)",
@@ -142,9 +67,9 @@ void Linear_init(Linear *l, ParamSet *ps, const char *name, int in, int out, boo
   char buf[256];
   l->in = in;
   l->out = out;
-  l->W = param_new(ps, pname(buf, sizeof buf, name, "W"), 2, (int[]){in, out}); /* (in, out) */
+  l->W = param_new(ps, param_name(buf, sizeof buf, name, "W"), 2, (int[]){in, out}); /* (in, out) */
   init_xavier_uniform(l->W, in, out);
-  l->b = bias ? param_new(ps, pname(buf, sizeof buf, name, "b"), 1, (int[]){out}) : NULL;
+  l->b = bias ? param_new(ps, param_name(buf, sizeof buf, name, "b"), 1, (int[]){out}) : NULL;
   /* param_new zero-fills, which is the bias init */
 }
 
@@ -163,7 +88,7 @@ void Embedding_init(Embedding *e, ParamSet *ps, const char *name, int vocab, int
   char buf[256];
   e->vocab = vocab;
   e->dim = dim;
-  e->W = param_new(ps, pname(buf, sizeof buf, name, "W"), 2, (int[]){vocab, dim});
+  e->W = param_new(ps, param_name(buf, sizeof buf, name, "W"), 2, (int[]){vocab, dim});
   init_normal(e->W, 0.0f, 1.0f); /* torch.nn.Embedding's default */
 }
 
@@ -176,9 +101,9 @@ void LayerNorm_init(LayerNorm *ln, ParamSet *ps, const char *name, int dim) {
   char buf[256];
   ln->dim = dim;
   ln->eps = 1e-5f; /* torch.nn.LayerNorm's default */
-  ln->gamma = param_new(ps, pname(buf, sizeof buf, name, "gamma"), 1, (int[]){dim});
+  ln->gamma = param_new(ps, param_name(buf, sizeof buf, name, "gamma"), 1, (int[]){dim});
   init_const(ln->gamma, 1.0f);
-  ln->beta = param_new(ps, pname(buf, sizeof buf, name, "beta"), 1, (int[]){dim}); /* zeros */
+  ln->beta = param_new(ps, param_name(buf, sizeof buf, name, "beta"), 1, (int[]){dim}); /* zeros */
 }
 
 Tensor *LayerNorm_forward(const LayerNorm *ln, Tensor *x) {

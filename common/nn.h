@@ -4,21 +4,50 @@
 
 #include "ops.h"
 
-/* ---------- parameter registry ---------- */
-/* A model's parameters: every layer's init registers its tensors here, so one call counts,
- * lists, zeroes, clips, saves or frees them all. */
+/* ---------- parameters (params.c) ---------- */
+/* A model's parameters: every layer's init registers its tensors here. Once the model is built
+ * they are packed into one block of values and one of gradients (llm.c's layout), so moving
+ * the model, zeroing its gradients, an optimizer step, clipping and a checkpoint are each one
+ * operation over one buffer. Packing happens at the first of those operations (or
+ * paramset_pack); a parameter registered later is packed at the next one. */
 typedef struct ParamSet {
   Tensor **items;
   int n, cap;
+  int packed;        /* items[0..packed) live in the blocks */
+  long total;        /* their scalars */
+  float *data, *grad; /* the blocks (total floats each) on `device` */
+  Device device;
 } ParamSet;
 
-/* A persistent (malloc'd) tensor with a persistent grad, registered in ps. name is copied. */
+/* A persistent tensor with a persistent grad, registered in ps; name is copied. It is created on
+ * the default device (tensor.h), zeros for its layer's init to fill, and lives in a buffer of
+ * its own until the set is packed. */
 Tensor *param_new(ParamSet *ps, const char *name, int ndim, const int *shape);
+/* "prefix.suffix" (just suffix without a prefix) into buf: a parameter's name in its model. */
+const char *param_name(char *buf, size_t n, const char *prefix, const char *suffix);
 long paramset_count(const ParamSet *ps);          /* number of scalars */
 void paramset_print(const ParamSet *ps, FILE *f); /* one line per tensor: name, shape */
+void paramset_pack(ParamSet *ps);                 /* into the blocks (no-op when packed) */
+/* Move every parameter (and gradient) to device d: one copy of each block. */
+void paramset_to(ParamSet *ps, Device d);
 void paramset_zero_grad(ParamSet *ps);
-void paramset_free(ParamSet *ps);                 /* frees every tensor and the list */
+void paramset_free(ParamSet *ps);                 /* frees every tensor and the blocks */
 Tensor *paramset_find(const ParamSet *ps, const char *name);
+
+/* ---------- checkpoints (params.c) ---------- */
+
+/* Binary checkpoint of every tensor of ps: magic "ALCKPT", format version, a model tag (free
+ * text describing the architecture, e.g. "bahdanau gru additive e32 h32 l2 src184 tgt201"),
+ * then per tensor its name, shape and data, then a CRC-32 (zlib) of everything before it.
+ * Written to PATH.tmp and renamed, so a crash never leaves a half-written PATH.
+ * The values leave the model's device in one copy of its block. Returns 0, or -1 with a
+ * message in err. */
+int checkpoint_save(ParamSet *ps, const char *tag, const char *path, char *err,
+                    size_t errlen);
+/* Load into an already-built ps. Every failure is -1 with a message naming the file and the
+ * problem (not a checkpoint, newer version, truncated, CRC mismatch, different model tag,
+ * missing or mismatched tensor); ps is only modified when the whole file checked out. */
+int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen);
 
 /* ---------- init (seeded rng) ---------- */
 void init_xavier_uniform(Tensor *W, int fan_in, int fan_out);
@@ -71,7 +100,9 @@ typedef struct Adam {
   ParamSet *ps;
   float lr, beta1, beta2, eps;
   long t;
-  float **m, **v; /* per-parameter moments, malloc'd on first step */
+  float *m, *v; /* the moments: one block each, like ps's (allocated on the first step) */
+  long n;       /* floats in m and v */
+  Device device;
 } Adam;
 void Adam_init(Adam *opt, ParamSet *ps, float lr); /* betas (0.9, 0.999), eps 1e-8 */
 void Adam_step(Adam *opt);

@@ -1,6 +1,8 @@
 /* ops.h — differentiable tensor ops. Every op returns a new arena tensor, checks its shapes
  * (tensor_error names the op and both shapes), and records a backward when an input requires
- * grad. Each op is the single dispatch point for its device: CPU code here, CUDA in cuda/.
+ * grad. The fronts (common/ops/) do that once for every device and call the arithmetic through
+ * the kernel table of the inputs' device (backend.h): common/cpu/ for the CPU, cuda/ beside it.
+ * An op's inputs must sit on one device (an error names the op and both devices).
  * Index-like inputs (token ids, labels, valid lengths) are float tensors holding integers,
  * as d2l passes them; they never receive gradient.
  */
@@ -9,7 +11,7 @@
 
 #include "tensor.h"
 
-/* ---------- elementwise, NumPy broadcasting (ops_elementwise.c) ---------- */
+/* ---------- elementwise, NumPy broadcasting (ops/elementwise.c) ---------- */
 Tensor *t_add(Tensor *a, Tensor *b);
 Tensor *t_sub(Tensor *a, Tensor *b);
 Tensor *t_mul(Tensor *a, Tensor *b);
@@ -25,20 +27,20 @@ Tensor *t_sigmoid(Tensor *a);
 Tensor *t_relu(Tensor *a);
 Tensor *t_gelu(Tensor *a);                  /* exact erf form, as torch.nn.GELU() */
 
-/* ---------- matrix products (ops_matmul.c; all go through gemm.h) ---------- */
+/* ---------- matrix products (ops/matmul.c; every product is a gemm kernel) ---------- */
 Tensor *t_matmul(Tensor *a, Tensor *b);     /* (m,k) @ (k,n) -> (m,n) */
 Tensor *t_bmm(Tensor *a, Tensor *b);        /* (B,m,k) @ (B,k,n) -> (B,m,n) */
 Tensor *t_bmm_nt(Tensor *a, Tensor *b);     /* (B,m,k) @ (B,n,k)^T -> (B,m,n), e.g. Q K^T */
 /* x (..., in) @ W (in, out) + b (out) -> (..., out); b may be NULL. */
 Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b);
 
-/* ---------- reductions (ops_reduce.c) ---------- */
+/* ---------- reductions (ops/reduce.c) ---------- */
 Tensor *t_sum(Tensor *a, int dim, bool keepdim);   /* dim may be negative */
 Tensor *t_mean(Tensor *a, int dim, bool keepdim);
 Tensor *t_sum_all(Tensor *a);                      /* -> (1) */
 Tensor *t_mean_all(Tensor *a);                     /* -> (1) */
 
-/* ---------- softmax family and losses (ops_softmax.c) ---------- */
+/* ---------- softmax family and losses (ops/softmax.c) ---------- */
 Tensor *t_softmax(Tensor *x);       /* over the last dim; a row of all -inf gives zeros */
 Tensor *t_log_softmax(Tensor *x);   /* over the last dim */
 /* Softmax over the last dim of X (..., queries, keys), keeping only keys j < valid_len.
@@ -54,7 +56,7 @@ Tensor *t_sequence_mask(Tensor *X, Tensor *valid_lens, float value);
 Tensor *t_cross_entropy(Tensor *logits, Tensor *labels, Tensor *weights);
 Tensor *t_mse(Tensor *pred, Tensor *target);      /* mean of squares -> (1) */
 
-/* ---------- normalization, embedding, dropout (ops_nn.c) ---------- */
+/* ---------- normalization, embedding, dropout (ops/nn.c) ---------- */
 /* Layer norm over the last dim: (x - mean) / sqrt(var + eps) * gamma + beta. */
 Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps);
 /* Batch norm of each feature of the last dim over all leading positions (BatchNorm1d for (N,C)).
@@ -67,7 +69,7 @@ Tensor *t_embedding(Tensor *W, Tensor *ids);
 /* Inverted dropout: zero with probability p, scale the rest by 1/(1-p). Identity unless training. */
 Tensor *t_dropout(Tensor *x, float p, bool training);
 
-/* ---------- shape ops (ops_shape.c) ---------- */
+/* ---------- shape ops (ops/shape.c) ---------- */
 Tensor *t_reshape(Tensor *x, int ndim, const int *shape);   /* a view; one dim may be -1 */
 #define t_view(x, ...) t_reshape((x), SHAPE(__VA_ARGS__))
 Tensor *t_permute(Tensor *x, const int *perm);             /* copies */

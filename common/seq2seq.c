@@ -1,4 +1,4 @@
-/* seq2seq.c — the training loop, greedy decoding, held-out BLEU, checkpoints and summary of
+/* seq2seq.c — the training loop, greedy decoding, held-out BLEU and summary of
  * the two sequence-to-sequence labs (03 and 06). See seq2seq.h. */
 #include "seq2seq.h"
 
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "cli.h"
 #include "data.h"
 #include "plot.h"
@@ -31,20 +32,26 @@ Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len) {
                  shape_str(valid_len, sv, sizeof sv));
   int B = label->shape[0], T = label->shape[1];
   /* weights = sequence_mask(ones_like(label), valid_len): 1 for real tokens, 0 for padding */
-  Tensor *w = tensor_new(2, label->shape); /* (batch, num_steps) */
+  const float *vl = host_read(valid_len); /* an explicit host copy off the CPU */
+  float *wh = arena_alloc(sizeof(float) * (size_t)B * (size_t)T);
   for (int b = 0; b < B; b++)
-    for (int t = 0; t < T; t++) w->data[b * T + t] = (float)t < valid_len->data[b] ? 1.0f : 0.0f;
+    for (int t = 0; t < T; t++) wh[b * T + t] = (float)t < vl[b] ? 1.0f : 0.0f;
+  Tensor *w = tensor_new_on(pred->device, 2, label->shape); /* (batch, num_steps) */
+  tensor_copy_from_host(w, wh);
   Tensor *l = t_cross_entropy(pred, label, w); /* (batch, num_steps) */
   return t_mean(l, 1, false);                  /* (batch) */
 }
 
 Tensor *seq2seq_dec_input(const Tensor *Y, int bos) {
   int B = Y->shape[0], T = Y->shape[1];
-  Tensor *d = tensor_new(2, Y->shape); /* (batch, num_steps) */
+  const float *y = host_read(Y); /* an explicit host copy off the CPU */
+  float *dh = arena_alloc(sizeof(float) * (size_t)B * (size_t)T);
   for (int b = 0; b < B; b++) {
-    d->data[b * T] = (float)bos;
-    for (int t = 1; t < T; t++) d->data[b * T + t] = Y->data[b * T + t - 1];
+    dh[b * T] = (float)bos;
+    for (int t = 1; t < T; t++) dh[b * T + t] = y[b * T + t - 1];
   }
+  Tensor *d = tensor_new_on(Y->device, 2, Y->shape); /* (batch, num_steps) */
+  tensor_copy_from_host(d, dh);
   return d;
 }
 
@@ -55,7 +62,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   memset(res, 0, sizeof *res);
   int epochs = cfg->epochs > 0 ? cfg->epochs : 1;
   int every = cfg->plot_every > 0 ? cfg->plot_every : 10;
-  const char *dev = cfg->device ? cfg->device : "cpu";
+  const char *dev = cfg->device ? cfg->device : device_name(m->ps->device);
   res->epochs = epochs;
   res->epoch_losses = xcalloc((size_t)epochs, sizeof(double));
   Adam opt;
@@ -79,13 +86,18 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     NmtBatch b;
     while (nmt_iter_next(&it, &b)) {
       paramset_zero_grad(m->ps);
-      Tensor *dec_X = seq2seq_dec_input(b.Y, bos);            /* (batch, num_steps) */
-      Tensor *Y_hat = m->forward(m->net, b.X, b.X_valid_len, dec_X, true);
-      Tensor *l = MaskedSoftmaxCELoss(Y_hat, b.Y, b.Y_valid_len); /* (batch) */
-      long nt = 0;
+      long nt = 0; /* the batch is built on the host: count its tokens there */
       for (int i = 0; i < b.size; i++) nt += (long)b.Y_valid_len->data[i];
+      const Device dv = m->ps->device; /* send the batch to the model's device */
+      Tensor *X = tensor_to(b.X, dv), *X_vl = tensor_to(b.X_valid_len, dv);
+      Tensor *Y = tensor_to(b.Y, dv), *Y_vl = tensor_to(b.Y_valid_len, dv);
+      Tensor *dec_X = seq2seq_dec_input(Y, bos);              /* (batch, num_steps) */
+      Tensor *Y_hat = m->forward(m->net, X, X_vl, dec_X, true);
+      Tensor *l = MaskedSoftmaxCELoss(Y_hat, Y, Y_vl);        /* (batch) */
       Tensor *ls = t_sum_all(l);                              /* (1) */
-      double lsum = ls->data[0];
+      float ls_host;
+      tensor_to_host(ls, &ls_host); /* the one number a step reads back */
+      double lsum = ls_host;
       /* d2l 1.0 averages over the valid tokens: its l is mean CE over tokens, so the summed
        * per-sequence loss (each a mean over num_steps) is rescaled to that. */
       if (cfg->token_mean) ls = t_scale(ls, (float)d->num_steps / (float)(nt ? nt : 1));
@@ -153,10 +165,13 @@ void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, 
   out->src_len = src_valid;
   bool was = ag_grad_enabled();
   ag_set_grad_enabled(false);
-  Tensor *X = tensor_new(2, (const int[]){1, T});       /* (1, num_steps) */
-  Tensor *X_valid = tensor_new(1, (const int[]){1});    /* (1) */
-  for (int j = 0; j < T; j++) X->data[j] = (float)src_ids[j];
-  X_valid->data[0] = (float)src_valid;
+  const Device dv = m->ps->device;
+  float *xh = arena_alloc(sizeof(float) * (size_t)T), xv = (float)src_valid;
+  for (int j = 0; j < T; j++) xh[j] = (float)src_ids[j];
+  Tensor *X = tensor_new_on(dv, 2, (const int[]){1, T});       /* (1, num_steps) */
+  Tensor *X_valid = tensor_new_on(dv, 1, (const int[]){1});    /* (1) */
+  tensor_copy_from_host(X, xh);
+  tensor_copy_from_host(X_valid, &xv);
   m->begin_decode(m->net, X, X_valid);
   int eos = vocab_idx(d->tgt_vocab, "<eos>");
   int tok = vocab_idx(d->tgt_vocab, "<bos>");
@@ -164,8 +179,9 @@ void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, 
   for (int s = 0; s < steps; s++) {
     Tensor *logits = m->decode_step(m->net, tok, s); /* (1, tgt_vocab) */
     int V = logits->shape[logits->ndim - 1], best = 0;
+    const float *lg = host_read(logits); /* greedy decoding reads what it picks from */
     for (int v = 1; v < V; v++)
-      if (logits->data[v] > logits->data[best]) best = v;
+      if (lg[v] > lg[best]) best = v;
     if (attn) { /* d2l saves the weights before checking for <eos>: the <eos> step is a row */
       Tensor *w = m->step_attention(m->net);
       if (w) {
@@ -174,8 +190,7 @@ void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, 
           out->attn = xcalloc((size_t)steps * (size_t)w->size, sizeof(float));
         }
         if (w->size == out->attn_len)
-          memcpy(out->attn + (size_t)s * (size_t)out->attn_len, w->data,
-                 sizeof(float) * (size_t)w->size);
+          tensor_to_host(w, out->attn + (size_t)s * (size_t)out->attn_len);
       }
     }
     out->steps = s + 1;
@@ -294,208 +309,13 @@ void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h) {
   if (h->pairs > 0) summary_doubles(S, "heldout_ngram_precisions", h->precisions, 4);
 }
 
-/* ================================================================ checkpoints */
-
-/* Layout (little-endian host order; the magic's version word rejects foreign byte orders):
- *   "ALCKPT\0\0"  u32 version  u32 tag_len  tag bytes  u32 count
- *   per tensor: u32 name_len, name, u32 ndim, i32 shape[ndim], f32 data[size]
- *   u32 crc32 of every byte above. */
-#define CKPT_MAGIC "ALCKPT\0\0"
-#define CKPT_VERSION 1u
-
-typedef struct Buf {
-  unsigned char *p;
-  size_t n, cap;
-} Buf;
-
-static void buf_put(Buf *b, const void *src, size_t n) {
-  if (b->n + n > b->cap) {
-    b->cap = (b->n + n) * 2 + 256;
-    b->p = xrealloc(b->p, b->cap);
-  }
-  memcpy(b->p + b->n, src, n);
-  b->n += n;
-}
-static void buf_u32(Buf *b, uint32_t v) { buf_put(b, &v, 4); }
-
-int checkpoint_save(const ParamSet *ps, const char *tag, const char *path, char *err,
-                    size_t errlen) {
-  if (!ps || !path) return fail(err, errlen, "checkpoint_save: NULL argument");
-  if (!tag) tag = "";
-  Buf b = {0};
-  buf_put(&b, CKPT_MAGIC, 8);
-  buf_u32(&b, CKPT_VERSION);
-  buf_u32(&b, (uint32_t)strlen(tag));
-  buf_put(&b, tag, strlen(tag));
-  buf_u32(&b, (uint32_t)ps->n);
-  for (int i = 0; i < ps->n; i++) {
-    const Tensor *t = ps->items[i];
-    const char *nm = t->name ? t->name : "";
-    buf_u32(&b, (uint32_t)strlen(nm));
-    buf_put(&b, nm, strlen(nm));
-    buf_u32(&b, (uint32_t)t->ndim);
-    for (int k = 0; k < t->ndim; k++) buf_u32(&b, (uint32_t)t->shape[k]);
-    float *host = xmalloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
-    tensor_to_host(t, host);
-    buf_put(&b, host, sizeof(float) * (size_t)t->size);
-    free(host);
-  }
-  buf_u32(&b, crc32_update(0, b.p, b.n));
-  size_t tl = strlen(path) + 5;
-  char *tmp = xmalloc(tl);
-  snprintf(tmp, tl, "%s.tmp", path);
-  FILE *f = fopen(tmp, "wb");
-  int rc = 0;
-  if (!f) {
-    rc = fail(err, errlen, "checkpoint_save: cannot create %s: %s", tmp, strerror(errno));
-  } else {
-    bool ok = fwrite(b.p, 1, b.n, f) == b.n;
-    ok = (fflush(f) == 0) && ok;
-    ok = (fsync(fileno(f)) == 0) && ok; /* on disk before the rename makes it the checkpoint */
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-      rc = fail(err, errlen, "checkpoint_save: writing %s failed: %s (disk full?)", tmp,
-                strerror(errno));
-      remove(tmp);
-    } else if (rename(tmp, path) != 0) {
-      rc = fail(err, errlen, "checkpoint_save: cannot rename %s to %s: %s", tmp, path,
-                strerror(errno));
-      remove(tmp);
-    }
-  }
-  free(tmp);
-  free(b.p);
-  return rc;
-}
-
-/* A bounds-checked reader over the loaded file. */
-typedef struct Rd {
-  const unsigned char *p;
-  size_t n, off;
-} Rd;
-static bool rd(Rd *r, void *dst, size_t n) {
-  if (n > r->n - r->off) return false;
-  memcpy(dst, r->p + r->off, n);
-  r->off += n;
-  return true;
-}
-
-int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen) {
-  if (!ps || !path) return fail(err, errlen, "checkpoint_load: NULL argument");
-  if (!tag) tag = "";
-  FILE *f = fopen(path, "rb");
-  if (!f) return fail(err, errlen, "checkpoint %s: cannot open: %s", path, strerror(errno));
-  Buf b = {0};
-  unsigned char chunk[65536];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (b.n + k > ((size_t)1 << 31)) {
-      fclose(f);
-      free(b.p);
-      return fail(err, errlen, "checkpoint %s: larger than 2 GiB, not a lab checkpoint", path);
-    }
-    buf_put(&b, chunk, k);
-  }
-  bool rerr = ferror(f);
-  fclose(f);
-  int rc = -1;
-  float **staged = xcalloc((size_t)(ps->n ? ps->n : 1), sizeof(float *));
-  char name[512];
-  Rd r = {b.p, b.n, 0};
-  char magic[8];
-  uint32_t ver, tlen, count, crc;
-  if (rerr) {
-    fail(err, errlen, "checkpoint %s: read error", path);
-    goto out;
-  }
-  if (!rd(&r, magic, 8) || memcmp(magic, CKPT_MAGIC, 8) != 0) {
-    fail(err, errlen, "checkpoint %s: not an attention-lab checkpoint (bad magic); was it "
-         "written by --save?", path);
-    goto out;
-  }
-  if (!rd(&r, &ver, 4)) goto truncated;
-  if (ver != CKPT_VERSION) {
-    fail(err, errlen, "checkpoint %s: format version %u, this build reads version %u", path,
-         ver, CKPT_VERSION);
-    goto out;
-  }
-  if (b.n < 8 + 4 + 4) goto truncated;
-  memcpy(&crc, b.p + b.n - 4, 4);
-  if (crc32_update(0, b.p, b.n - 4) != crc) {
-    fail(err, errlen, "checkpoint %s: CRC-32 mismatch: the file is truncated or corrupted "
-         "(%zu bytes); save it again", path, b.n);
-    goto out;
-  }
-  r.n = b.n - 4; /* the CRC is not payload */
-  if (!rd(&r, &tlen, 4) || tlen > r.n - r.off) goto truncated;
-  if (tlen != strlen(tag) || memcmp(r.p + r.off, tag, tlen) != 0) {
-    fail(err, errlen, "checkpoint %s: saved for model '%.*s', but this model is '%s'; use the "
-         "same --preset and model flags as when it was saved (./labNN --help lists them)", path,
-         (int)(tlen < 200 ? tlen : 200), (const char *)r.p + r.off, tag);
-    goto out;
-  }
-  r.off += tlen;
-  if (!rd(&r, &count, 4)) goto truncated;
-  if ((int)count != ps->n) {
-    fail(err, errlen, "checkpoint %s: holds %u tensors, the model has %d", path, count, ps->n);
-    goto out;
-  }
-  for (int i = 0; i < ps->n; i++) {
-    Tensor *t = ps->items[i];
-    uint32_t nl, nd;
-    if (!rd(&r, &nl, 4) || nl >= sizeof name || !rd(&r, name, nl)) goto truncated;
-    name[nl] = '\0';
-    if (strcmp(name, t->name ? t->name : "") != 0) {
-      fail(err, errlen, "checkpoint %s: tensor %d is '%s', the model expects '%s'", path, i,
-           name, t->name ? t->name : "");
-      goto out;
-    }
-    if (!rd(&r, &nd, 4) || nd < 1 || nd > T_MAXDIM) goto truncated;
-    int shape[T_MAXDIM];
-    bool same = (int)nd == t->ndim;
-    for (uint32_t d = 0; d < nd; d++) {
-      uint32_t v;
-      if (!rd(&r, &v, 4)) goto truncated;
-      shape[d] = (int)v;
-      if (same && shape[d] != t->shape[d]) same = false;
-    }
-    if (!same) {
-      char st[64], sf[96];
-      int o = snprintf(sf, sizeof sf, "(");
-      for (uint32_t d = 0; d < nd && o < 80; d++)
-        o += snprintf(sf + o, sizeof sf - (size_t)o, "%s%d", d ? ", " : "", shape[d]);
-      snprintf(sf + o, sizeof sf - (size_t)o, ")");
-      fail(err, errlen, "checkpoint %s: tensor '%s' has shape %s in the file but %s in the model",
-           path, name, sf, shape_str(t, st, sizeof st));
-      goto out;
-    }
-    staged[i] = xmalloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
-    if (!rd(&r, staged[i], sizeof(float) * (size_t)t->size)) goto truncated;
-  }
-  if (r.off != r.n) {
-    fail(err, errlen, "checkpoint %s: %zu unexpected bytes after the last tensor", path,
-         r.n - r.off);
-    goto out;
-  }
-  for (int i = 0; i < ps->n; i++) /* everything checked out: now overwrite the model */
-    memcpy(ps->items[i]->data, staged[i], sizeof(float) * (size_t)ps->items[i]->size);
-  rc = 0;
-  goto out;
-truncated:
-  fail(err, errlen, "checkpoint %s: truncated or malformed (%zu bytes); save it again", path, b.n);
-out:
-  for (int i = 0; i < ps->n; i++) free(staged[i]);
-  free(staged);
-  free(b.p);
-  return rc;
-}
-
 /* ================================================================ summary.json */
 
 void seq2seq_summary_record(Summary *S, const char *preset, const NmtData *d,
                             const Seq2SeqTrainResult *r, const Seq2SeqTranslation *tr, int ntr,
                             double heldout_bleu4) {
   summary_str(S, "preset", preset ? preset : "d2l-0.17");
+  summary_str(S, "device", device_name(tensor_default_device()));
   summary_int(S, "src_vocab_size", d->src_vocab->size);
   summary_int(S, "tgt_vocab_size", d->tgt_vocab->size);
   summary_int(S, "num_pairs", d->n);

@@ -131,20 +131,6 @@ void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_
 /* Record heldout_pairs, heldout_bleu2 and (when measured) heldout_ngram_precisions. */
 void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h);
 
-/* ---------------------------------------------------------------- checkpoints */
-
-/* Binary checkpoint of every tensor of ps: magic "ALCKPT", format version, a model tag (free
- * text describing the architecture, e.g. "bahdanau gru additive e32 h32 l2 src184 tgt201"),
- * then per tensor its name, shape and data, then a CRC-32 (zlib) of everything before it.
- * Written to PATH.tmp and renamed, so a crash never leaves a half-written PATH.
- * Returns 0, or -1 with a message in err. */
-int checkpoint_save(const ParamSet *ps, const char *tag, const char *path, char *err,
-                    size_t errlen);
-/* Load into an already-built ps. Every failure is -1 with a message naming the file and the
- * problem (not a checkpoint, newer version, truncated, CRC mismatch, different model tag,
- * missing or mismatched tensor); ps is only modified when the whole file checked out. */
-int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen);
-
 /* ---------------------------------------------------------------- summary.json */
 
 typedef struct Seq2SeqTranslation {

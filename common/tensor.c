@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "rng.h"
 #include "util.h"
 
@@ -55,47 +56,65 @@ typedef struct Chunk {
   unsigned char *mem;
 } Chunk;
 
-static Chunk *g_first, *g_cur;
-static size_t g_used_total, g_peak;
+/* One arena per device: chunks of that device's memory. Tensor headers and host scratch use the
+ * CPU's (arena_alloc); tensor data uses its device's (dev_alloc). */
+typedef struct {
+  Chunk *first, *cur;
+  size_t used_total, peak;
+} Arena;
+
+static Arena g_arena[DEV_COUNT];
 #define ARENA_ALIGN 64
 #define ARENA_CHUNK (8u << 20)
 
-static Chunk *chunk_new(size_t cap) {
+static Chunk *chunk_new(Device d, size_t cap) {
   Chunk *c = xmalloc(sizeof *c);
   c->next = NULL;
   c->cap = cap;
   c->used = 0;
-  c->mem = aligned_alloc(ARENA_ALIGN, cap);
+  c->mem = d == DEV_CPU ? aligned_alloc(ARENA_ALIGN, cap) : backend_of(d)->alloc(cap);
   if (!c->mem) die("out of memory: activation arena chunk of %zu bytes", cap);
   return c;
 }
 
-void *arena_alloc(size_t bytes) {
+void *dev_alloc(Device d, size_t bytes) {
+  Arena *A = &g_arena[d];
   size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (need == 0) need = ARENA_ALIGN;
-  if (!g_first) g_first = g_cur = chunk_new(need > ARENA_CHUNK ? need : ARENA_CHUNK);
-  while (g_cur->used + need > g_cur->cap) {
-    if (g_cur->next && g_cur->next->cap >= need) {
-      g_cur = g_cur->next;
-      g_cur->used = 0;
+  if (!A->first) A->first = A->cur = chunk_new(d, need > ARENA_CHUNK ? need : ARENA_CHUNK);
+  while (A->cur->used + need > A->cur->cap) {
+    if (A->cur->next && A->cur->next->cap >= need) {
+      A->cur = A->cur->next;
+      A->cur->used = 0;
       continue;
     }
-    if (g_cur->next) { /* next chunk too small for this request: insert a big one */
-      Chunk *c = chunk_new(need > ARENA_CHUNK ? need : ARENA_CHUNK);
-      c->next = g_cur->next;
-      g_cur->next = c;
+    if (A->cur->next) { /* next chunk too small for this request: insert a big one */
+      Chunk *c = chunk_new(d, need > ARENA_CHUNK ? need : ARENA_CHUNK);
+      c->next = A->cur->next;
+      A->cur->next = c;
     } else {
-      g_cur->next = chunk_new(need > ARENA_CHUNK ? need : ARENA_CHUNK);
+      A->cur->next = chunk_new(d, need > ARENA_CHUNK ? need : ARENA_CHUNK);
     }
-    g_cur = g_cur->next;
-    g_cur->used = 0;
+    A->cur = A->cur->next;
+    A->cur->used = 0;
   }
-  void *p = g_cur->mem + g_cur->used;
-  g_cur->used += need;
-  g_used_total += need;
-  if (g_used_total > g_peak) g_peak = g_used_total;
+  void *p = A->cur->mem + A->cur->used;
+  A->cur->used += need;
+  A->used_total += need;
+  if (A->used_total > A->peak) A->peak = A->used_total;
   return p;
 }
+
+void *dev_calloc(Device d, size_t bytes) {
+  void *p = dev_alloc(d, bytes);
+  if (d == DEV_CPU)
+    memset(p, 0, bytes);
+  else
+    backend_of(d)->zero(p, bytes);
+  return p;
+}
+
+void *arena_alloc(size_t bytes) { return dev_alloc(DEV_CPU, bytes); }
 
 void *arena_calloc(size_t bytes) {
   void *p = arena_alloc(bytes);
@@ -103,27 +122,58 @@ void *arena_calloc(size_t bytes) {
   return p;
 }
 
-size_t arena_used(void) { return g_used_total; }
-size_t arena_peak(void) { return g_peak; }
+size_t arena_used(void) {
+  size_t n = 0;
+  for (int d = 0; d < DEV_COUNT; d++) n += g_arena[d].used_total;
+  return n;
+}
+size_t arena_peak(void) {
+  size_t n = 0;
+  for (int d = 0; d < DEV_COUNT; d++) n += g_arena[d].peak;
+  return n;
+}
 
 static void arena_reset(void) {
-  if (g_first) {
-    g_cur = g_first;
-    g_cur->used = 0;
+  for (int d = 0; d < DEV_COUNT; d++) {
+    Arena *A = &g_arena[d];
+    if (A->first) {
+      A->cur = A->first;
+      A->cur->used = 0;
+    }
+    A->used_total = 0;
   }
-  g_used_total = 0;
 }
 
 void arena_free_all(void) {
-  Chunk *c = g_first;
-  while (c) {
-    Chunk *n = c->next;
-    free(c->mem);
-    free(c);
-    c = n;
+  for (int d = 0; d < DEV_COUNT; d++) {
+    Arena *A = &g_arena[d];
+    Chunk *c = A->first;
+    while (c) {
+      Chunk *n = c->next;
+      if (d == DEV_CPU)
+        free(c->mem);
+      else
+        backend_of((Device)d)->free(c->mem);
+      free(c);
+      c = n;
+    }
+    A->first = A->cur = NULL;
+    A->used_total = 0;
   }
-  g_first = g_cur = NULL;
-  g_used_total = 0;
+}
+
+void *dev_upload(Device d, const void *host, size_t bytes) {
+  if (d == DEV_CPU) return (void *)host;
+  void *p = dev_alloc(d, bytes);
+  backend_of(d)->from_host(p, host, bytes);
+  return p;
+}
+
+const float *host_read(const Tensor *t) {
+  if (t->device == DEV_CPU) return t->data;
+  float *h = arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+  tensor_to_host(t, h);
+  return h;
 }
 
 /* ---------- creation ---------- */
@@ -141,54 +191,131 @@ static void check_shape(const char *op, int ndim, const int *shape) {
     if (shape[i] < 0) tensor_error(op, "dim %d has negative size %d", i, shape[i]);
 }
 
-Tensor *tensor_new(int ndim, const int *shape) {
+static Device g_default_device = DEV_CPU;
+
+void tensor_set_default_device(Device d) {
+  (void)backend_of(d); /* a device without a table is an error now, not at the first op */
+  g_default_device = d;
+}
+Device tensor_default_device(void) { return g_default_device; }
+
+Tensor *tensor_new_on(Device d, int ndim, const int *shape) {
   check_shape("tensor_new", ndim, shape);
   Tensor *t = arena_calloc(sizeof *t);
   t->ndim = ndim;
   memcpy(t->shape, shape, sizeof(int) * (size_t)ndim);
   t->size = shape_numel(ndim, shape);
-  t->data = arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
-  t->device = DEV_CPU;
+  t->data = dev_alloc(d, sizeof(float) * (size_t)(t->size ? t->size : 1));
+  t->device = d;
   t->name = "tensor";
+  return t;
+}
+
+Tensor *tensor_new(int ndim, const int *shape) {
+  return tensor_new_on(g_default_device, ndim, shape);
+}
+
+void tensor_copy_from_host(Tensor *t, const float *src) {
+  if (t->device == DEV_CPU)
+    memcpy(t->data, src, sizeof(float) * (size_t)t->size);
+  else
+    backend_of(t->device)->from_host(t->data, src, sizeof(float) * (size_t)t->size);
+}
+
+/* Host memory to fill t's data in: t->data on the CPU, else scratch that stage_done uploads. */
+static float *stage(Tensor *t) {
+  return t->device == DEV_CPU ? t->data
+                              : arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+}
+static Tensor *stage_done(Tensor *t, float *h) {
+  if (h != t->data) tensor_copy_from_host(t, h);
   return t;
 }
 
 Tensor *tensor_zeros(int ndim, const int *shape) {
   Tensor *t = tensor_new(ndim, shape);
-  memset(t->data, 0, sizeof(float) * (size_t)t->size);
+  if (t->device == DEV_CPU)
+    memset(t->data, 0, sizeof(float) * (size_t)t->size);
+  else
+    backend_of(t->device)->zero(t->data, sizeof(float) * (size_t)t->size);
   return t;
 }
 
 Tensor *tensor_full(int ndim, const int *shape, float v) {
   Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = v;
-  return t;
+  float *h = stage(t);
+  for (long i = 0; i < t->size; i++) h[i] = v;
+  return stage_done(t, h);
 }
 
 Tensor *tensor_from(int ndim, const int *shape, const float *src) {
   Tensor *t = tensor_new(ndim, shape);
-  memcpy(t->data, src, sizeof(float) * (size_t)t->size);
+  tensor_copy_from_host(t, src);
   return t;
 }
 
-Tensor *tensor_like(const Tensor *t) { return tensor_zeros(t->ndim, t->shape); }
+Tensor *tensor_like(const Tensor *t) {
+  Tensor *z = tensor_new_on(t->device, t->ndim, t->shape);
+  if (z->device == DEV_CPU)
+    memset(z->data, 0, sizeof(float) * (size_t)z->size);
+  else
+    backend_of(z->device)->zero(z->data, sizeof(float) * (size_t)z->size);
+  return z;
+}
 
 Tensor *tensor_arange(int n) {
   Tensor *t = tensor_new(1, (int[]){n});
-  for (int i = 0; i < n; i++) t->data[i] = (float)i;
-  return t;
+  float *h = stage(t);
+  for (int i = 0; i < n; i++) h[i] = (float)i;
+  return stage_done(t, h);
 }
 
 Tensor *tensor_rand(int ndim, const int *shape, float lo, float hi) {
   Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = rng_uniform(&g_rng, lo, hi);
-  return t;
+  float *h = stage(t);
+  for (long i = 0; i < t->size; i++) h[i] = rng_uniform(&g_rng, lo, hi);
+  return stage_done(t, h);
 }
 
 Tensor *tensor_randn(int ndim, const int *shape, float mean, float std) {
   Tensor *t = tensor_new(ndim, shape);
-  for (long i = 0; i < t->size; i++) t->data[i] = rng_normal(&g_rng, mean, std);
+  float *h = stage(t);
+  for (long i = 0; i < t->size; i++) h[i] = rng_normal(&g_rng, mean, std);
+  return stage_done(t, h);
+}
+
+Tensor *tensor_to(Tensor *x, Device d) {
+  if (x->device == d) return x;
+  Tensor *t = tensor_new_on(d, x->ndim, x->shape);
+  t->name = x->name;
+  size_t bytes = sizeof(float) * (size_t)x->size;
+  if (x->device == DEV_CPU) {
+    backend_of(d)->from_host(t->data, x->data, bytes);
+  } else if (d == DEV_CPU) {
+    backend_of(x->device)->to_host(t->data, x->data, bytes);
+  } else { /* between two devices: through the host */
+    float *h = arena_alloc(bytes ? bytes : 1);
+    backend_of(x->device)->to_host(h, x->data, bytes);
+    backend_of(d)->from_host(t->data, h, bytes);
+  }
   return t;
+}
+
+void tensor_same_device(const char *op, const Tensor *a, const Tensor *b, const Tensor *c) {
+  const Tensor *ts[3] = {a, b, c};
+  const Tensor *first = NULL;
+  for (int i = 0; i < 3; i++) {
+    if (!ts[i]) continue;
+    if (!first) {
+      first = ts[i];
+    } else if (ts[i]->device != first->device) {
+      char s1[64], s2[64];
+      tensor_error(op, "inputs on two devices: %s %s is on %s, %s %s is on %s; a graph lives on "
+                   "one device (move one with tensor_to)", first->name,
+                   shape_str(first, s1, sizeof s1), device_name(first->device), ts[i]->name,
+                   shape_str(ts[i], s2, sizeof s2), device_name(ts[i]->device));
+    }
+  }
 }
 
 bool tensor_same_shape(const Tensor *a, const Tensor *b) {
@@ -199,6 +326,9 @@ bool tensor_same_shape(const Tensor *a, const Tensor *b) {
 }
 
 float *tensor_at(Tensor *t, const int *idx) {
+  if (t->device != DEV_CPU)
+    tensor_error("tensor_at", "the tensor is on %s; tensor_at reads host memory: copy it first "
+                 "(tensor_to(t, DEV_CPU))", device_name(t->device));
   long off = 0;
   for (int i = 0; i < t->ndim; i++) {
     if (idx[i] < 0 || idx[i] >= t->shape[i]) {
@@ -212,16 +342,19 @@ float *tensor_at(Tensor *t, const int *idx) {
 }
 
 void tensor_to_host(const Tensor *t, float *dst) {
-  if (t->device != DEV_CPU) tensor_error("tensor_to_host", "CUDA tensors are not built in");
-  memcpy(dst, t->data, sizeof(float) * (size_t)t->size);
+  if (t->device == DEV_CPU)
+    memcpy(dst, t->data, sizeof(float) * (size_t)t->size);
+  else
+    backend_of(t->device)->to_host(dst, t->data, sizeof(float) * (size_t)t->size);
 }
 
-static void print_rec(FILE *f, const Tensor *t, int dim, long *off, int indent, int dec) {
+static void print_rec(FILE *f, const Tensor *t, const float *data, int dim, long *off,
+                      int indent, int dec) {
   fputc('[', f);
   int n = t->shape[dim];
   for (int i = 0; i < n; i++) {
     if (dim == t->ndim - 1) {
-      float v = t->data[(*off)++];
+      float v = data[(*off)++];
       if (i) fputs(", ", f);
       fprintf(f, "%.*f", dec, (double)v);
     } else {
@@ -230,7 +363,7 @@ static void print_rec(FILE *f, const Tensor *t, int dim, long *off, int indent, 
         for (int b = 0; b < t->ndim - 1 - dim; b++) fputc('\n', f);
         for (int s = 0; s < indent + 1; s++) fputc(' ', f);
       }
-      print_rec(f, t, dim + 1, off, indent + 1, dec);
+      print_rec(f, t, data, dim + 1, off, indent + 1, dec);
     }
   }
   fputc(']', f);
@@ -244,7 +377,7 @@ void tensor_fprint(FILE *f, const Tensor *t, const char *name, int decimals) {
   if (t->size == 0)
     fputs("[]", f);
   else
-    print_rec(f, t, 0, &off, indent, decimals);
+    print_rec(f, t, host_read(t), 0, &off, indent, decimals);
   fputs(")\n", f);
 }
 
@@ -286,8 +419,16 @@ void ag_record_view(Tensor *out, Tensor *x) { ag_record(out, view_backward, x, N
 /* A new gradient buffer for t: zeroed, or (zero false) left as it is for a caller that stores
  * every element. Parameters keep theirs across steps, so theirs is always zeroed. */
 static float *grad_alloc(Tensor *t, bool zero) {
-  if (t->is_param) return xcalloc((size_t)(t->size ? t->size : 1), sizeof(float));
-  float *g = arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
+  size_t n = (size_t)(t->size ? t->size : 1);
+  if (t->device != DEV_CPU) {
+    const Backend *be = backend_of(t->device);
+    float *g = t->is_param ? be->alloc(n * sizeof(float))
+                           : dev_alloc(t->device, n * sizeof(float));
+    if (zero || t->is_param) be->zero(g, n * sizeof(float));
+    return g;
+  }
+  if (t->is_param) return xcalloc(n, sizeof(float));
+  float *g = arena_alloc(sizeof(float) * n);
   if (!zero) return g;
   if (t->size >= (1L << 16)) {
     /* a large activation's gradient (the ViT's are 0.5-40 MB) is zeroed by all threads: a
@@ -323,7 +464,15 @@ float *tensor_grad_fresh(Tensor *t, bool *fresh) {
 
 void ag_backward_with(Tensor *out, const float *seed) {
   float *g = tensor_grad(out);
-  for (long i = 0; i < out->size; i++) g[i] += seed ? seed[i] : 1.0f;
+  /* add the seed (host memory) into the gradient (device memory): upload, then one kernel */
+  float *h = NULL;
+  if (!seed) {
+    h = arena_alloc(sizeof(float) * (size_t)(out->size ? out->size : 1));
+    for (long i = 0; i < out->size; i++) h[i] = 1.0f;
+  }
+  const float *s = dev_upload(out->device, seed ? seed : h,
+                              sizeof(float) * (size_t)(out->size ? out->size : 1));
+  KERNEL(out->device, acc, g, s, out->size);
   /* Walk the tape newest-first; a node no gradient reached has nothing to push. */
   for (size_t i = g_tape_len; i-- > 0;) {
     Tensor *t = g_tape[i];

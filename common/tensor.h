@@ -21,7 +21,10 @@
 
 #define T_MAXDIM 4
 
-typedef enum { DEV_CPU = 0, DEV_CUDA = 1 } Device;
+/* Where a tensor's data lives. DEV_TEST is a device only tests install (backend_register): it
+ * computes with the CPU kernels but keeps its memory closed to the host outside kernel calls and
+ * copies, so host code that reads device data crashes in the tests. */
+typedef enum { DEV_CPU = 0, DEV_CUDA = 1, DEV_TEST = 2, DEV_COUNT } Device;
 
 typedef struct Tensor Tensor;
 typedef void (*BackwardFn)(Tensor *out);
@@ -61,8 +64,26 @@ size_t arena_used(void);                /* bytes in use now */
 size_t arena_peak(void);                /* high-water mark */
 void arena_free_all(void);              /* release every chunk (end of program) */
 
+/* ---------- devices ---------- */
+/* The device tensor_new and the creation functions below put new tensors on (default DEV_CPU);
+ * a lab sets it from --device before it builds anything. Ops put outputs on their inputs'. */
+void tensor_set_default_device(Device d);
+Device tensor_default_device(void);
+const char *device_name(Device d); /* "cpu", "cuda", "test" */
+/* A copy of x on device d (x itself when it is there already); not recorded on the tape. */
+Tensor *tensor_to(Tensor *x, Device d);
+/* The host <-> device copies of t's data (size floats): the only way host code reads or
+ * writes a tensor that may live off the host. */
+void tensor_copy_from_host(Tensor *t, const float *src);
+/* Host memory holding t's data, for host code that reads numbers (prints, figures, metrics):
+ * t->data itself on the CPU, else a copy in the activation arena. Read-only. */
+const float *host_read(const Tensor *t);
+/* An op's inputs must share one device: a clear error naming the op and both devices. */
+void tensor_same_device(const char *op, const Tensor *a, const Tensor *b, const Tensor *c);
+
 /* ---------- creation (arena) ---------- */
 Tensor *tensor_new(int ndim, const int *shape);                 /* uninitialized data */
+Tensor *tensor_new_on(Device d, int ndim, const int *shape);
 Tensor *tensor_zeros(int ndim, const int *shape);
 Tensor *tensor_full(int ndim, const int *shape, float v);
 Tensor *tensor_from(int ndim, const int *shape, const float *src); /* copies src */
@@ -79,12 +100,12 @@ Tensor *tensor_randn(int ndim, const int *shape, float mean, float std);
 
 long shape_numel(int ndim, const int *shape);
 bool tensor_same_shape(const Tensor *a, const Tensor *b);
-/* Element access for small host code and tests (CPU only, row-major index). */
+/* Element access for small host code and tests (CPU tensors only, row-major index). */
 float *tensor_at(Tensor *t, const int *idx);
 /* Print like PyTorch: "tensor([[0.5, 0.5], ...])", 4 decimals; name may be NULL. */
 void tensor_print(const Tensor *t, const char *name);
 void tensor_fprint(FILE *f, const Tensor *t, const char *name, int decimals);
-/* Fetch a CPU copy of the data into dst (size floats). */
+/* Fetch a host copy of the data into dst (size floats), from any device. */
 void tensor_to_host(const Tensor *t, float *dst);
 
 /* ---------- autograd ---------- */

@@ -105,9 +105,14 @@ static void report_unsupported(const Lab *L, Estimate *const *est, int k, float 
   }
 }
 
-/* Copy the predictions of a (N_TEST) tensor into an Estimate. */
-static void keep(Estimate *e, const Tensor *y_hat) {
-  memcpy(e->y_hat, y_hat->data, sizeof(float) * N_TEST);
+/* Copy the predictions of a (N_TEST) tensor into an Estimate (host memory, from any device). */
+static void keep(Estimate *e, const Tensor *y_hat) { tensor_to_host(y_hat, e->y_hat); }
+
+/* (rows, n): the n floats v repeated in every row, built on the host and copied to the device. */
+static Tensor *repeat_rows(const float *v, int rows, int n) {
+  float *h = arena_alloc(sizeof(float) * (size_t)rows * (size_t)n);
+  for (int i = 0; i < rows; i++) memcpy(h + (long)i * n, v, sizeof(float) * (size_t)n);
+  return tensor_from(2, (int[]){rows, n}, h);
 }
 
 /* Four Nadaraya-Watson estimates (kernel fns[p] with width widths[p]) as one row of fit panels
@@ -127,7 +132,7 @@ static void nadaraya_watson_row(const Lab *L, Estimate est[4], const KernelFn fn
                                     &est[p].unsupported);         /* (N_TEST) */
     NEED(y_hat, "Nadaraya-Watson regression");
     keep(&est[p], y_hat);
-    w[p] = A->data;
+    w[p] = host_read(A); /* the figure's numbers */
     titles[p] = est[p].title;
     e[p] = &est[p];
   }
@@ -382,7 +387,7 @@ row's largest score before exponentiating, so its denominator can never underflo
     keep(&nonpar, y_hat);                                               /* (N_TEST, 1) */
     Estimate *e[1] = {&nonpar};
     plot_fits(&L, "fit_nonparametric", e, 1);
-    const float *w[1] = {attention_weights->data};
+    const float *w[1] = {host_read(attention_weights)};
     plot_attention(&L, "attention_nonparametric", w, NULL, 1);
     ag_step_reset();
   }
@@ -443,7 +448,7 @@ Like the book's `torch.rand((1,))`, the initial `w` is uniform in $[0, 1)$ (`--w
   NWKernelRegression net = {0};
   net.w = param_new(&ps, "w", 1, (int[]){1}); /* (1) */
   const float w0 = w0_arg ? parse_w0(w0_arg) : rng_uniform(&g_rng, 0.0f, 1.0f);
-  net.w->data[0] = w0;
+  tensor_copy_from_host(net.w, &w0);
 
   /***
 ### Training
@@ -463,6 +468,7 @@ by plain gradient descent with learning rate $0.5$ for $5$ epochs. Each epoch pr
 and the animator draws the curve.
   */
   float losses[1024]; /* --epochs is at most 1024 */
+  float w_learned = w0;
   {
     SGD trainer = {.ps = &ps, .lr = 0.5f};
     static const char *const legend[1] = {"loss"};
@@ -476,12 +482,8 @@ and the animator draws the curve.
       Tensor *x = X_TRAIN(), *y = Y_TRAIN();                         /* (n) */
       Tensor *keys, *values;                                         /* (n, n - 1) or (n, n) */
       if (no_loo) {
-        keys = tensor_new(2, (int[]){n, n});
-        values = tensor_new(2, (int[]){n, n});
-        for (int i = 0; i < n; i++) {
-          memcpy(keys->data + (long)i * n, L.x_train, sizeof(float) * (size_t)n);
-          memcpy(values->data + (long)i * n, L.y_train, sizeof(float) * (size_t)n);
-        }
+        keys = repeat_rows(L.x_train, n, n);
+        values = repeat_rows(L.y_train, n, n);
       } else {
         keys = leave_one_out(x);
         values = leave_one_out(y);
@@ -492,7 +494,7 @@ and the animator draws the curve.
       NEED(y_hat, "training the parametric model");
       Tensor *l = t_scale(t_square(t_sub(y_hat, y)), 0.5f);          /* (n) */
       Tensor *loss = t_sum_all(l);                                   /* (1) */
-      losses[epoch] = loss->data[0];
+      tensor_to_host(loss, &losses[epoch]);
       ag_backward(loss);
       SGD_step(&trainer);
       printf("epoch %d, loss %.6f\n", epoch + 1, (double)losses[epoch]);
@@ -502,7 +504,8 @@ and the animator draws the curve.
     }
     figure_saved(base, animator_close(animator));
     free(base);
-    printf("learned w = %.4f (started at %.4f)\n", (double)net.w->data[0], (double)w0);
+    tensor_to_host(net.w, &w_learned);
+    printf("learned w = %.4f (started at %.4f)\n", (double)w_learned, (double)w0);
   }
 
   /***
@@ -514,12 +517,8 @@ smooth, because it also follows their noise.
   Estimate par = {.key = "parametric", .title = "Parametric"};
   {
     ag_set_grad_enabled(false); /* inference: record nothing */
-    Tensor *keys = tensor_new(2, (int[]){N_TEST, n});   /* (N_TEST, n) */
-    Tensor *values = tensor_new(2, (int[]){N_TEST, n}); /* (N_TEST, n) */
-    for (int i = 0; i < N_TEST; i++) {
-      memcpy(keys->data + (long)i * n, L.x_train, sizeof(float) * (size_t)n);
-      memcpy(values->data + (long)i * n, L.y_train, sizeof(float) * (size_t)n);
-    }
+    Tensor *keys = repeat_rows(L.x_train, N_TEST, n);   /* (N_TEST, n) */
+    Tensor *values = repeat_rows(L.y_train, N_TEST, n); /* (N_TEST, n) */
     Tensor *y_hat = NWKernelRegression_forward(&net, X_TEST(), keys, values); /* (N_TEST) */
     NEED(y_hat, "predicting with the parametric model");
     keep(&par, y_hat);
@@ -530,7 +529,7 @@ smooth, because it also follows their noise.
 Compared with nonparametric pooling, the band of large attention weights is sharper: the
 learned $w$ is larger than $1$, so each query looks at fewer keys.
     */
-    const float *w[1] = {net.attention_weights->data};
+    const float *w[1] = {host_read(net.attention_weights)};
     plot_attention(&L, "attention_parametric", w, NULL, 1);
     ag_set_grad_enabled(true);
     ag_step_reset();
@@ -568,6 +567,7 @@ parametric entry adds `w0`, the final `w` and the per-epoch losses.
   */
   {
     Summary *S = summary_new("lab01", args.seed);
+    summary_str(S, "device", device_name(tensor_default_device()));
     summary_str(S, "data", data_path); /* null: generated */
     summary_int(S, "n_train", n);
     summary_floats(S, "x_train", L.x_train, n);
@@ -581,7 +581,7 @@ parametric entry adds `w0`, the final `w` and the per-epoch losses.
       summary_num(S, summary_path("estimators/%s/mse", k), mse[p]);
       if (all[p] == &par) {
         summary_num(S, summary_path("estimators/%s/w0", k), w0);
-        summary_num(S, summary_path("estimators/%s/w", k), net.w->data[0]);
+        summary_num(S, summary_path("estimators/%s/w", k), w_learned);
         summary_int(S, summary_path("estimators/%s/epochs", k), epochs);
         summary_str(S, summary_path("estimators/%s/loo", k), no_loo ? "off" : "on");
         summary_floats(S, summary_path("estimators/%s/epoch_losses", k), losses, epochs);

@@ -22,11 +22,11 @@ void AdditiveAttention_init(AdditiveAttention *a, ParamSet *ps, const char *name
   check_dropout("AdditiveAttention_init", dropout);
   char buf[256];
   /* parameters "<name>.W_k.W", "<name>.W_q.W", "<name>.w_v.W"; no biases, as in the book */
-  snprintf(buf, sizeof buf, "%s.W_k", n);
+  param_name(buf, sizeof buf, n, "W_k");
   Linear_init(&a->W_k, ps, buf, key_size, num_hiddens, false);
-  snprintf(buf, sizeof buf, "%s.W_q", n);
+  param_name(buf, sizeof buf, n, "W_q");
   Linear_init(&a->W_q, ps, buf, query_size, num_hiddens, false);
-  snprintf(buf, sizeof buf, "%s.w_v", n);
+  param_name(buf, sizeof buf, n, "w_v");
   Linear_init(&a->w_v, ps, buf, num_hiddens, 1, false);
   a->dropout.p = dropout;
   a->attention_weights = NULL;

@@ -40,7 +40,8 @@ yet, then says which.
 /* d2l's show_heatmaps for one (queries, keys) matrix: the book reshapes the weights to
  * (1, 1, queries, keys) — one panel — with Keys across and Queries down, in Reds. */
 static void show_heatmap(const char *out, const char *name, const Tensor *w) {
-  HeatMap hm = {NULL, w->data, (int)(w->size / w->shape[w->ndim - 1]), w->shape[w->ndim - 1]};
+  HeatMap hm = {NULL, host_read(w), (int)(w->size / w->shape[w->ndim - 1]),
+                w->shape[w->ndim - 1]};
   char *base = path_join(out, name);
   figure_saved(base, plot_heatmaps(base, &hm, 1, 1, "Keys", "Queries", "Reds", 0, 0));
   free(base);
@@ -48,8 +49,9 @@ static void show_heatmap(const char *out, const char *name, const Tensor *w) {
 
 /* Largest |a - b| over two same-sized tensors. */
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
+  const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
-  for (long i = 0; i < a->size; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+  for (long i = 0; i < a->size; i++) m = fmax(m, fabs((double)ah[i] - bh[i]));
   return m;
 }
 
@@ -75,6 +77,7 @@ int main(int argc, char **argv) {
   ag_set_grad_enabled(false);
 
   Summary *S = summary_new("lab02", args.seed); /* summary.json, written at the end */
+  summary_str(S, "device", device_name(tensor_default_device()));
 
   /***
 ## From the Gaussian Kernel to Dot Products
@@ -219,8 +222,9 @@ dropout $0.1$, switched off because we evaluate (training = false).
   */
   Tensor *keys = random_keys ? tensor_randn(3, (int[]){2, 10, 2}, 0.0f, 1.0f)
                              : tensor_full(3, (int[]){2, 10, 2}, 1.0f);       /* (2, 10, 2) */
-  Tensor *values = tensor_new(3, (int[]){2, 10, 4});                          /* (2, 10, 4) */
-  for (long i = 0; i < values->size; i++) values->data[i] = (float)(i % 40);
+  float vh[80];
+  for (int i = 0; i < 80; i++) vh[i] = (float)(i % 40);
+  Tensor *values = tensor_from(3, (int[]){2, 10, 4}, vh);                     /* (2, 10, 4) */
   Tensor *valid_lens = tensor_from(1, (int[]){2}, (float[]){2, 6});           /* (2) */
   if (random_keys) printf("--random-keys: the keys are drawn from N(0, 1)\n");
 

@@ -39,9 +39,10 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 #endif
 
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
+  const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
   for (long i = 0; i < a->size; i++) {
-    double d = fabs((double)a->data[i] - b->data[i]);
+    double d = fabs((double)ah[i] - bh[i]);
     if (d > m || isnan(d)) m = d;
   }
   return m;
@@ -164,7 +165,7 @@ the next, so the decoder projects them by $\mathbf W_k$ once per sentence instea
 step — the same numbers, fewer products. Exercise 3.3 (`additive_attention_cached`) writes that
 step with ordinary ops; the model trains with its scores fused into one tape node
 (`additive_scores_fused`) and your lab02 `masked_softmax`. Likewise the GRU cell it trains with
-is fused: one tape node per step with a hand-written backward (`rnn_cell_fused` in `rnn.c`).
+is fused: one tape node per step with a hand-written backward (`rnn_cell_fused` in `rnn_cell.c`).
 Your readable `gru_cell` (exercise 3.1) is the definition the fused cell is checked against
 below (the unit tests check the fused scores the same way), and `--unfused` trains with your
 cells and attention step instead.
@@ -257,8 +258,7 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
     printf("loaded %s (no training)\n", load);
   } else {
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
-                             .token_mean = hp.token_mean, .device = "cpu",
-                             .fig_base = loss_base, .plot_every = 10};
+                             .token_mean = hp.token_mean, .fig_base = loss_base, .plot_every = 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab03: training diverged");
     ex.train_seconds = res.train_seconds;
     printf("training time: %.2f s for %d epochs\n", res.train_seconds, res.epochs);
@@ -393,7 +393,7 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
     if (cfg.preset == NMT_D2L_10) d2l10_lazy_init(&base);
     Seq2SeqModel bm = BahdanauNet_model(&base);
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
-                             .token_mean = hp.token_mean, .device = "cpu", .quiet = true};
+                             .token_mean = hp.token_mean, .quiet = true};
     Seq2SeqTrainResult br;
     if (train_seq2seq(&bm, d, &tc, &br) == 0) {
       printf("training-time comparison (%d epochs): %s + %s %.2f s (%.0f tokens/sec, loss %.3f) "

@@ -9,13 +9,7 @@
 
 /* ids (batch, num_steps) -> (num_steps, batch): the time-major order the RNN runs in (d2l
  * permutes the embedded sequence; transposing the ids first gives the same tensor). */
-static Tensor *ids_time_major(Tensor *X) {
-  const int B = X->shape[0], T = X->shape[1];
-  Tensor *Xt = tensor_new(2, (const int[]){T, B});
-  for (int b = 0; b < B; b++)
-    for (int t = 0; t < T; t++) Xt->data[t * B + b] = X->data[b * T + t];
-  return Xt;
-}
+static Tensor *ids_time_major(Tensor *X) { return t_transpose(t_detach(X), 0, 1); }
 
 static void check_ids(const char *op, Tensor *X) {
   char s[64];

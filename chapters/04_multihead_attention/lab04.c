@@ -56,8 +56,9 @@ static Tensor *mha_loop_over_heads(MultiHeadAttention *m, Tensor *queries, Tenso
 }
 
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
+  const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
-  for (long i = 0; i < a->size; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+  for (long i = 0; i < a->size; i++) m = fmax(m, fabs((double)ah[i] - bh[i]));
   return m;
 }
 
@@ -122,10 +123,12 @@ pass is exercise 4.3 (`labs/lab04/multihead_attention.c`); `MultiHeadAttention_i
 First the two reshapes on a small tensor: two examples, three positions, $4 \times 3$ features.
   */
   Summary *S = summary_new("lab04", args.seed); /* summary.json, written at the end */
+  summary_str(S, "device", device_name(tensor_default_device()));
   Tensor *tq_in, *tq_out;
   {
-    tq_in = tensor_new(3, (int[]){2, 3, 12}); /* (batch, n, num_hiddens) */
-    for (long i = 0; i < tq_in->size; i++) tq_in->data[i] = (float)i;
+    float h[72];
+    for (int i = 0; i < 72; i++) h[i] = (float)i;
+    tq_in = tensor_from(3, (int[]){2, 3, 12}, h); /* (batch, n, num_hiddens) */
     tq_out = NEED(transpose_qkv(tq_in, 4), "the transpose_qkv demo"); /* (8, 3, 3) */
     print_shape("transpose_qkv(X (2, 3, 12), 4 heads)", tq_out);
     summary_shape(S, "transpose_qkv_shape", tq_out);
@@ -199,7 +202,7 @@ queries and keys, 256 hiddens, 8 heads): one batched call instead of eight small
       /* The input lives in host memory; each repetition copies it into a fresh arena. */
       Tensor *x0 = tensor_randn(3, (int[]){32, 20, 256}, 0, 1);
       float *xs = xmalloc(sizeof(float) * (size_t)x0->size);
-      memcpy(xs, x0->data, sizeof(float) * (size_t)x0->size);
+      tensor_to_host(x0, xs);
       ag_step_reset();
 #define BENCH_X() tensor_from(3, (int[]){32, 20, 256}, xs) /* (batch, n, hiddens) */
 #define BENCH_VL() tensor_full(1, (int[]){32}, 20.0f)     /* (batch) */
@@ -263,7 +266,7 @@ queries, columns keys.
     NEED(MultiHeadAttention_forward(&small, q, k, k, vl, false), "the per-head heatmaps");
     Tensor *w = small.attention.attention_weights; /* (2 * heads, 6, 8) */
     demo_w = xmalloc(sizeof(float) * (size_t)w->size);
-    memcpy(demo_w, w->data, sizeof(float) * (size_t)w->size);
+    tensor_to_host(w, demo_w);
     HeatMap maps[2 * 16];
     char titles[2 * 16][48];
     for (int b = 0; b < 2; b++)

@@ -24,12 +24,12 @@ void MultiHeadAttention_init(MultiHeadAttention *m, ParamSet *ps, const char *na
   char buf[256];
   /* d2l's LazyLinear(num_hiddens, bias=bias) for each projection; W_o maps the concatenated
    * heads (num_hiddens) back to num_hiddens. */
-  snprintf(buf, sizeof buf, "%s.W_q", nm);
+  param_name(buf, sizeof buf, nm, "W_q");
   Linear_init(&m->W_q, ps, buf, query_size, num_hiddens, bias);
-  snprintf(buf, sizeof buf, "%s.W_k", nm);
+  param_name(buf, sizeof buf, nm, "W_k");
   Linear_init(&m->W_k, ps, buf, key_size, num_hiddens, bias);
-  snprintf(buf, sizeof buf, "%s.W_v", nm);
+  param_name(buf, sizeof buf, nm, "W_v");
   Linear_init(&m->W_v, ps, buf, value_size, num_hiddens, bias);
-  snprintf(buf, sizeof buf, "%s.W_o", nm);
+  param_name(buf, sizeof buf, nm, "W_o");
   Linear_init(&m->W_o, ps, buf, num_hiddens, num_hiddens, bias);
 }

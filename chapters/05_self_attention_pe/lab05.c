@@ -194,7 +194,7 @@ columns — column 6/7 oscillates faster than column 8/9.
   {
     Tensor *X = PositionalEncoding_forward(&pos_encoding, tensor_zeros(3, (int[]){1, steps, d}),
                                            0, false);   /* (1, steps, d) */
-    memcpy(P, X->data, sizeof(float) * (size_t)steps * d);
+    tensor_to_host(X, P); /* (1, steps, d): steps * d floats */
     ag_step_reset();
   }
   float *pos = xmalloc(sizeof(float) * (size_t)steps), *cols = xmalloc(sizeof(float) * 4 * steps);
@@ -299,6 +299,7 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
 
   {
     Summary *S = summary_new("lab05", args.seed);
+    summary_str(S, "device", device_name(tensor_default_device()));
     summary_ints(S, "self_attention_output_shape", sa_shape, 3);
     const char *table_keys[4] = {"architecture", "complexity", "sequential_operations",
                                  "maximum_path_length"};

@@ -118,17 +118,19 @@ static void record_extra(Summary *S, const Extra *e) {
 static double future_dependence(Transformer *t, const NmtData *d) {
   const int T = d->num_steps;
   ag_set_grad_enabled(false);
-  Tensor *X = tensor_new(2, (int[]){1, T}), *vl = tensor_new(1, (int[]){1});
-  for (int j = 0; j < T; j++) X->data[j] = (float)d->src[j];
-  vl->data[0] = (float)d->src_valid[0];
-  Tensor *Y1 = tensor_new(2, (int[]){1, T}), *Y2 = tensor_new(2, (int[]){1, T});
-  for (int j = 0; j < T; j++) Y1->data[j] = Y2->data[j] = (float)d->tgt[j];
-  Y2->data[T - 1] = (float)((d->tgt[T - 1] + 7) % d->tgt_vocab->size); /* change the future */
+  float *xh = arena_alloc(sizeof(float) * (size_t)T), vh = (float)d->src_valid[0];
+  float *y1 = arena_alloc(sizeof(float) * (size_t)T), *y2 = arena_alloc(sizeof(float) * (size_t)T);
+  for (int j = 0; j < T; j++) xh[j] = (float)d->src[j];
+  for (int j = 0; j < T; j++) y1[j] = y2[j] = (float)d->tgt[j];
+  y2[T - 1] = (float)((d->tgt[T - 1] + 7) % d->tgt_vocab->size); /* change the future */
+  Tensor *X = tensor_from(2, (int[]){1, T}, xh), *vl = tensor_from(1, (int[]){1}, &vh);
+  Tensor *Y1 = tensor_from(2, (int[]){1, T}, y1), *Y2 = tensor_from(2, (int[]){1, T}, y2);
   Tensor *a = NEED(Transformer_forward(t, X, vl, Y1, false), "the Transformer");
   Tensor *b = NEED(Transformer_forward(t, X, vl, Y2, false), "the Transformer");
   const int V = d->tgt_vocab->size;
+  const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
-  for (long i = 0; i < (long)(T - 1) * V; i++) m = fmax(m, fabs((double)a->data[i] - b->data[i]));
+  for (long i = 0; i < (long)(T - 1) * V; i++) m = fmax(m, fabs((double)ah[i] - bh[i]));
   ag_step_reset();
   ag_set_grad_enabled(true);
   return m;
@@ -189,8 +191,9 @@ the book's check with a $(2, 3, 4)$ tensor of ones and an FFN with 4 hidden unit
     print_shape("ffn(ones (2, 3, 4)) shape", Y);
     tensor_print(t_slice(Y, 0, 0, 1), "ffn(X)[0]");
     bool same = true;
+    const float *y = host_read(Y);
     for (int i = 1; i < 6; i++)
-      for (int k = 0; k < 8; k++) same = same && Y->data[i * 8 + k] == Y->data[k];
+      for (int k = 0; k < 8; k++) same = same && y[i * 8 + k] == y[k];
     printf("all 6 positions identical: %s\n", same ? "yes" : "NO");
     ag_step_reset();
   }
@@ -392,7 +395,6 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
                              .lr = lr,
                              .clip = 1.0f,
                              .token_mean = d2l10,
-                             .device = "cpu",
                              .fig_base = fig,
                              .plot_every = d2l10 ? 1 : 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab06: training diverged");
@@ -464,18 +466,20 @@ positions of an evaluation-mode pass move.
   {
     ag_set_grad_enabled(false);
     const int T = d->num_steps, V = tcfg.tgt_vocab;
-    Tensor *X = tensor_new(2, (int[]){1, T}), *vl = tensor_new(1, (int[]){1});
-    Tensor *dec = tensor_new(2, (int[]){1, T});
-    for (int j = 0; j < T; j++) X->data[j] = (float)d->src[j];
-    vl->data[0] = (float)d->src_valid[0];
-    dec->data[0] = (float)vocab_idx(d->tgt_vocab, "<bos>");
-    for (int j = 1; j < T; j++) dec->data[j] = (float)d->tgt[j - 1];
+    float *xh = arena_alloc(sizeof(float) * (size_t)T), vh = (float)d->src_valid[0];
+    float *dh = arena_alloc(sizeof(float) * (size_t)T);
+    for (int j = 0; j < T; j++) xh[j] = (float)d->src[j];
+    dh[0] = (float)vocab_idx(d->tgt_vocab, "<bos>");
+    for (int j = 1; j < T; j++) dh[j] = (float)d->tgt[j - 1];
+    Tensor *X = tensor_from(2, (int[]){1, T}, xh), *vl = tensor_from(1, (int[]){1}, &vh);
+    Tensor *dec = tensor_from(2, (int[]){1, T}, dh);
     Tensor *full = NEED(Transformer_forward(&net, X, vl, dec, false), "the Transformer");
+    const float *fh = host_read(full);
     Transformer_begin_decode(&net, X, vl);
     for (int j = 0; j < T; j++) {
-      Tensor *step = Transformer_decode_step(&net, (int)dec->data[j], j); /* (1, V) */
+      const float *step = host_read(Transformer_decode_step(&net, (int)dh[j], j)); /* (1, V) */
       for (int v = 0; v < V; v++)
-        full_vs_inc = fmax(full_vs_inc, fabs((double)step->data[v] - full->data[(long)j * V + v]));
+        full_vs_inc = fmax(full_vs_inc, fabs((double)step[v] - fh[(long)j * V + v]));
     }
     ag_step_reset();
     ag_set_grad_enabled(true);

@@ -18,9 +18,9 @@ void PositionWiseFFN_init(PositionWiseFFN *f, ParamSet *ps, const char *name, in
                           int ffn_num_hiddens, int ffn_num_outputs) {
   char buf[256];
   const char *nm = name && *name ? name : "ffn";
-  snprintf(buf, sizeof buf, "%.200s.dense1", nm);
+  param_name(buf, sizeof buf, nm, "dense1");
   Linear_init(&f->dense1, ps, buf, in, ffn_num_hiddens, true);
-  snprintf(buf, sizeof buf, "%.200s.dense2", nm);
+  param_name(buf, sizeof buf, nm, "dense2");
   Linear_init(&f->dense2, ps, buf, ffn_num_hiddens, ffn_num_outputs, true);
 }
 
@@ -28,7 +28,7 @@ void AddNorm_init(AddNorm *a, ParamSet *ps, const char *name, int norm_shape, fl
   if (!(dropout >= 0 && dropout < 1))
     tensor_error("AddNorm_init", "dropout = %g must be in [0, 1)", (double)dropout);
   char buf[256];
-  snprintf(buf, sizeof buf, "%.200s.ln", name && *name ? name : "addnorm");
+  param_name(buf, sizeof buf, name && *name ? name : "addnorm", "ln");
   a->dropout = (Dropout){dropout};
   LayerNorm_init(&a->ln, ps, buf, norm_shape);
 }
@@ -45,14 +45,14 @@ void TransformerEncoderBlock_init(TransformerEncoderBlock *b, ParamSet *ps, cons
                                   int num_hiddens, int ffn_num_hiddens, int num_heads,
                                   float dropout, bool use_bias) {
   char buf[256];
-  snprintf(buf, sizeof buf, "%.200s.attention", name);
+  param_name(buf, sizeof buf, name, "attention");
   MultiHeadAttention_init(&b->attention, ps, buf, num_hiddens, num_hiddens, num_hiddens,
                           num_hiddens, num_heads, dropout, use_bias);
-  snprintf(buf, sizeof buf, "%.200s.addnorm1", name);
+  param_name(buf, sizeof buf, name, "addnorm1");
   AddNorm_init(&b->addnorm1, ps, buf, num_hiddens, dropout);
-  snprintf(buf, sizeof buf, "%.200s.ffn", name);
+  param_name(buf, sizeof buf, name, "ffn");
   PositionWiseFFN_init(&b->ffn, ps, buf, num_hiddens, ffn_num_hiddens, num_hiddens);
-  snprintf(buf, sizeof buf, "%.200s.addnorm2", name);
+  param_name(buf, sizeof buf, name, "addnorm2");
   AddNorm_init(&b->addnorm2, ps, buf, num_hiddens, dropout);
 }
 
@@ -105,19 +105,19 @@ void TransformerDecoderBlock_init(TransformerDecoderBlock *b, ParamSet *ps, cons
                                   int num_hiddens, int ffn_num_hiddens, int num_heads,
                                   float dropout, bool use_bias) {
   char buf[256];
-  snprintf(buf, sizeof buf, "%.200s.attention1", name);
+  param_name(buf, sizeof buf, name, "attention1");
   MultiHeadAttention_init(&b->attention1, ps, buf, num_hiddens, num_hiddens, num_hiddens,
                           num_hiddens, num_heads, dropout, use_bias);
-  snprintf(buf, sizeof buf, "%.200s.addnorm1", name);
+  param_name(buf, sizeof buf, name, "addnorm1");
   AddNorm_init(&b->addnorm1, ps, buf, num_hiddens, dropout);
-  snprintf(buf, sizeof buf, "%.200s.attention2", name);
+  param_name(buf, sizeof buf, name, "attention2");
   MultiHeadAttention_init(&b->attention2, ps, buf, num_hiddens, num_hiddens, num_hiddens,
                           num_hiddens, num_heads, dropout, use_bias);
-  snprintf(buf, sizeof buf, "%.200s.addnorm2", name);
+  param_name(buf, sizeof buf, name, "addnorm2");
   AddNorm_init(&b->addnorm2, ps, buf, num_hiddens, dropout);
-  snprintf(buf, sizeof buf, "%.200s.ffn", name);
+  param_name(buf, sizeof buf, name, "ffn");
   PositionWiseFFN_init(&b->ffn, ps, buf, num_hiddens, ffn_num_hiddens, num_hiddens);
-  snprintf(buf, sizeof buf, "%.200s.addnorm3", name);
+  param_name(buf, sizeof buf, name, "addnorm3");
   AddNorm_init(&b->addnorm3, ps, buf, num_hiddens, dropout);
 }
 
@@ -244,10 +244,11 @@ static void record_weights(float *dst, int heads, int R, int C, int blk, int row
                            const Tensor *w) {
   if (!w || w->ndim != 3) return;
   const int q = w->shape[1], k = w->shape[2] < C ? w->shape[2] : C;
+  const float *wh = host_read(w); /* the figures' numbers: an explicit host copy off the CPU */
   for (int h = 0; h < heads && h < w->shape[0]; h++)
     for (int i = 0; i < q && row0 + i < R; i++)
       memcpy(dst + (((long)blk * heads + h) * R + row0 + i) * C,
-             w->data + ((long)h * q + i) * w->shape[2], sizeof(float) * (size_t)k);
+             wh + ((long)h * q + i) * w->shape[2], sizeof(float) * (size_t)k);
 }
 
 void Transformer_begin_decode(void *net, Tensor *X, Tensor *X_valid_len) {

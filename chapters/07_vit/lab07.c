@@ -61,15 +61,19 @@ static EvalResult evaluate(ViT *net, const FashionMNIST *d, int n, int size, int
   ag_set_grad_enabled(false);
   for (int start = 0; start < n; start += batch) {
     int bs = n - start < batch ? n - start : batch;
-    Tensor *Xt = tensor_new(4, (const int[]){bs, 1, size, size}); /* (bs, 1, size, size) */
-    Tensor *yt = tensor_new(1, (const int[]){bs});                /* (bs) */
-    fashion_mnist_batch(d, NULL, start, bs, size, Xt->data, yt->data);
-    const float *y = yt->data;
+    /* the batch is decoded on the host and sent to the model's device in one copy each */
+    Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){bs, 1, size, size}); /* (bs,1,size,size) */
+    Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});                /* (bs) */
+    fashion_mnist_batch(d, NULL, start, bs, size, Xh->data, yh->data);
+    const float *y = yh->data;
+    Tensor *Xt = tensor_to(Xh, tensor_default_device());
+    Tensor *yt = tensor_to(yh, tensor_default_device());
     Tensor *logits = NEED(ViT_forward(net, Xt, false), "evaluating the ViT"); /* (bs, 10) */
     Tensor *l = t_cross_entropy(logits, yt, NULL);                    /* (bs) */
+    const float *lh = host_read(l), *lg = host_read(logits); /* what the metrics count */
     for (int b = 0; b < bs; b++) {
-      loss_sum += l->data[b];
-      const float *row = logits->data + (long)b * logits->shape[1];
+      loss_sum += lh[b];
+      const float *row = lg + (long)b * logits->shape[1];
       int best = 0;
       for (int c = 1; c < logits->shape[1]; c++)
         if (row[c] > row[best]) best = c;
@@ -256,15 +260,19 @@ loss and accuracy.
     double t0 = now_seconds();
     for (int bi = 0; bi < batches_per_epoch && (steps == 0 || step < steps); bi++, step++) {
       int start = bi * BS, bs = train.n - start < BS ? train.n - start : BS;
-      Tensor *Xt = tensor_new(4, (const int[]){bs, 1, S, S}); /* (bs, 1, S, S) */
-      Tensor *yt = tensor_new(1, (const int[]){bs});          /* (bs) */
-      fashion_mnist_batch(&train, order, start, bs, S, Xt->data, yt->data); /* straight in */
+      Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){bs, 1, S, S}); /* (bs, 1, S, S) */
+      Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});          /* (bs) */
+      fashion_mnist_batch(&train, order, start, bs, S, Xh->data, yh->data); /* straight in */
+      Tensor *Xt = tensor_to(Xh, tensor_default_device());
+    Tensor *yt = tensor_to(yh, tensor_default_device());
       Tensor *logits = NEED(ViT_forward(&net, Xt, true), "training the ViT"); /* (bs, 10) */
       Tensor *loss = t_mean_all(t_cross_entropy(logits, yt, NULL));           /* (1) */
       paramset_zero_grad(&ps);
       ag_backward(loss);
       SGD_step(&trainer);
-      double lv = loss->data[0];
+      float lv_host;
+      tensor_to_host(loss, &lv_host); /* the one number a step reads back */
+      double lv = lv_host;
       ag_step_reset();
       if (!isfinite(lv)) die("lab07: the training loss became %g at step %ld; lower --lr", lv, step);
       loss_sum += lv * bs;
@@ -340,20 +348,22 @@ scale.
     ag_set_grad_enabled(false);
     Tensor *Xt = tensor_from(4, (const int[]){ns, 1, S, S}, imgs);
     Tensor *logits = NEED(ViT_forward(&net, Xt, false), "predicting"); /* (ns, 10) */
+    const float *lg = host_read(logits);
     for (int b = 0; b < ns; b++) {
-      const float *row = logits->data + (long)b * 10;
+      const float *row = lg + (long)b * 10;
       pred[b] = 0;
       for (int c = 1; c < 10; c++)
         if (row[c] > row[pred[b]]) pred[b] = c;
     }
     const int H = cfg.num_heads, steps_n = np + 1;
     for (int k = 0; k < cfg.num_blks; k++) {
-      const Tensor *W = net.blks[k].attention.attention.attention_weights; /* (ns*H, n+1, n+1) */
+      /* (ns*H, n+1, n+1) */
+      const float *W = host_read(net.blks[k].attention.attention.attention_weights);
       for (int b = 0; b < ns; b++) {
         float *a = att + ((long)k * ns + b) * np, mx = 0;
         for (int h = 0; h < H; h++) /* query 0 (<cls>), keys 1..np (the patches) */
           for (int j = 0; j < np; j++)
-            a[j] += W->data[((long)(b * H + h) * steps_n + 0) * steps_n + 1 + j] / H;
+            a[j] += W[((long)(b * H + h) * steps_n + 0) * steps_n + 1 + j] / H;
         for (int j = 0; j < np; j++) mx = fmaxf(mx, a[j]);
         for (int j = 0; j < np; j++) a[j] = mx > 0 ? a[j] / mx : 0;
       }
@@ -428,6 +438,7 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
   */
   {
     Summary *S = summary_new("lab07", args.seed);
+    summary_str(S, "device", device_name(tensor_default_device()));
     summary_str(S, "preset", cfg.name);
     summary_int(S, "img_size", cfg.img_size);
     summary_int(S, "patch_size", cfg.patch_size);

@@ -29,7 +29,7 @@ void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int
   pe->num_patches = (img_size / patch_size) * (img_size / patch_size);
   pe->num_hiddens = num_hiddens;
   char buf[256];
-  snprintf(buf, sizeof buf, "%.200s.conv", nm);
+  param_name(buf, sizeof buf, nm, "conv");
   Linear_init(&pe->proj, ps, buf, in_channels * patch_size * patch_size, num_hiddens, true);
   Linear_reset_torch_default(&pe->proj);
 }
@@ -37,10 +37,10 @@ void PatchEmbedding_init(PatchEmbedding *pe, ParamSet *ps, const char *name, int
 void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int mlp_num_hiddens,
                  float dropout) {
   char buf[256];
-  snprintf(buf, sizeof buf, "%.200s.dense1", name);
+  param_name(buf, sizeof buf, name, "dense1");
   Linear_init(&m->dense1, ps, buf, num_hiddens, mlp_num_hiddens, true);
   Linear_reset_torch_default(&m->dense1);
-  snprintf(buf, sizeof buf, "%.200s.dense2", name);
+  param_name(buf, sizeof buf, name, "dense2");
   Linear_init(&m->dense2, ps, buf, mlp_num_hiddens, num_hiddens, true);
   Linear_reset_torch_default(&m->dense2);
   m->dropout1.p = m->dropout2.p = dropout;
@@ -49,17 +49,17 @@ void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int
 void ViTBlock_init(ViTBlock *blk, ParamSet *ps, const char *name, int num_hiddens,
                    int mlp_num_hiddens, int num_heads, float dropout, bool use_bias) {
   char buf[256];
-  snprintf(buf, sizeof buf, "%.200s.ln1", name);
+  param_name(buf, sizeof buf, name, "ln1");
   LayerNorm_init(&blk->ln1, ps, buf, num_hiddens);
-  snprintf(buf, sizeof buf, "%.200s.attention", name);
+  param_name(buf, sizeof buf, name, "attention");
   MultiHeadAttention_init(&blk->attention, ps, buf, num_hiddens, num_hiddens, num_hiddens,
                           num_hiddens, num_heads, dropout, use_bias);
   Linear *proj[4] = {&blk->attention.W_q, &blk->attention.W_k, &blk->attention.W_v,
                      &blk->attention.W_o};
   for (int i = 0; i < 4; i++) Linear_reset_torch_default(proj[i]);
-  snprintf(buf, sizeof buf, "%.200s.ln2", name);
+  param_name(buf, sizeof buf, name, "ln2");
   LayerNorm_init(&blk->ln2, ps, buf, num_hiddens);
-  snprintf(buf, sizeof buf, "%.200s.mlp", name);
+  param_name(buf, sizeof buf, name, "mlp");
   ViTMLP_init(&blk->mlp, ps, buf, num_hiddens, mlp_num_hiddens, dropout);
 }
 

@@ -11,7 +11,7 @@
  *   p->b_xh, p->b_hh (3h). Returns H' (batch, h).
  * Hints: t_linear, t_slice(x, 1, start, end), t_sigmoid, t_tanh, t_add, t_sub, t_mul. Use only
  *   differentiable ops: the grader back-propagates through your cell. The lab compares your
- *   cell with the fused one it trains with (chapters/03_bahdanau/rnn.c) — do not copy that one.
+ *   cell with the fused one it trains with (chapters/03_bahdanau/rnn_cell.c) — do not copy that one.
  * Tests: tests/grade/lab03/test_lab03.c (values against a hand-computed step, gradients).
  *   Run: make grade LAB=03 VARIANT=labs.
  */

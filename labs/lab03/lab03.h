@@ -29,7 +29,7 @@ Tensor *gru_cell(const RNNLayerParams *p, Tensor *X, Tensor *H);
  * *C_new = C' (batch, H). See labs/lab03/lstm_cell.c. */
 Tensor *lstm_cell(const RNNLayerParams *p, Tensor *X, Tensor *H, Tensor *C, Tensor **C_new);
 
-/* The fast cell the models train with (chapters/03_bahdanau/rnn.c): the whole step — the
+/* The fast cell the models train with (chapters/03_bahdanau/rnn_cell.c): the whole step — the
  * hidden projection h @ W_hh + b_hh, the gates and the new state — in one tape node, forward
  * and backward written by hand. gx (batch, G) is the input projection x @ W_xh + b_xh, computed
  * by the caller (for all time steps at once where it can). GRU: C must be NULL, returns H'
@@ -86,7 +86,7 @@ typedef enum { ATTN_ADDITIVE = 0, ATTN_DOT = 1 } AttnKind;
 Tensor *additive_attention_cached(AdditiveAttention *a, Tensor *queries, Tensor *keys_proj,
                                   Tensor *values, Tensor *valid_lens, bool training);
 
-/* The additive scores in one fused tape node (chapters/03_bahdanau/attention_fused.c):
+/* The additive scores in one fused tape node (chapters/03_bahdanau/additive_scores.c):
  * q (batch, queries, h) = W_q(queries), keys_proj (batch, keys, h), w_v (h, 1) ->
  * scores (batch, queries, keys) = w_v^T tanh(q_i + k_j). Exercise 3.3 may not call it: make
  * grade refuses a file that does. */

@@ -16,13 +16,13 @@ Tensor *nadaraya_watson(Tensor *x_train, Tensor *y_train, Tensor *queries, Kerne
                  shape_str(queries, b3, sizeof b3));
   if (!kernel) tensor_error("nadaraya_watson", "kernel is NULL; pass e.g. gaussian_kernel");
   const int n = (int)x_train->size, m = (int)queries->size;
-  const float *x = x_train->data, *y = y_train->data, *q = queries->data;
-
-  Tensor *A = tensor_new(2, (int[]){m, n}); /* (queries, keys) */
-  Tensor *y_hat = tensor_new(1, (int[]){m}); /* (queries) */
+  /* a host computation (the kernel is a C function on rows): explicit host copies in and out */
+  const float *x = host_read(x_train), *y = host_read(y_train), *q = host_read(queries);
+  float *A = arena_alloc(sizeof(float) * (size_t)m * (size_t)(n ? n : 1)); /* (queries, keys) */
+  float *y_hat = arena_alloc(sizeof(float) * (size_t)(m ? m : 1));        /* (queries) */
   int unsupported = 0;
   for (int i = 0; i < m; i++) {
-    float *row = A->data + (long)i * n;
+    float *row = A + (long)i * n;
     for (int j = 0; j < n; j++) row[j] = x[j] - q[i]; /* u = key - query, as the book */
     if (!kernel(row, row, n, width)) return NULL;     /* the kernel is still a stub */
     double s = 0;
@@ -30,7 +30,7 @@ Tensor *nadaraya_watson(Tensor *x_train, Tensor *y_train, Tensor *queries, Kerne
     const float sum = (float)s;
     if (!(sum > 0.0f)) { /* 0/0: no key within the kernel's support */
       memset(row, 0, sizeof(float) * (size_t)n);
-      y_hat->data[i] = NAN;
+      y_hat[i] = NAN;
       unsupported++;
       continue;
     }
@@ -39,9 +39,9 @@ Tensor *nadaraya_watson(Tensor *x_train, Tensor *y_train, Tensor *queries, Kerne
       row[j] /= sum; /* division, not a reciprocal multiply: the same rounding as torch */
       acc += (double)row[j] * y[j];
     }
-    y_hat->data[i] = (float)acc;
+    y_hat[i] = (float)acc;
   }
-  if (attention_weights) *attention_weights = A;
+  if (attention_weights) *attention_weights = tensor_from(2, (int[]){m, n}, A);
   if (n_unsupported) *n_unsupported = unsupported;
-  return y_hat;
+  return tensor_from(1, (int[]){m}, y_hat);
 }

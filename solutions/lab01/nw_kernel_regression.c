@@ -27,11 +27,14 @@ Tensor *leave_one_out(Tensor *x) {
     tensor_error("leave_one_out", "expects a vector of at least 2 entries, got %s",
                  shape_str(x, b, sizeof b));
   const int n = (int)x->size;
-  Tensor *out = tensor_new(2, (int[]){n, n - 1}); /* (n, n - 1) */
+  const float *xh = host_read(x); /* built on the host, then one copy to x's device */
+  float *out = arena_alloc(sizeof(float) * (size_t)n * (size_t)(n - 1)); /* (n, n - 1) */
   for (int i = 0; i < n; i++) {
-    float *row = out->data + (long)i * (n - 1);
+    float *row = out + (long)i * (n - 1);
     for (int j = 0, c = 0; j < n; j++)
-      if (j != i) row[c++] = x->data[j];
+      if (j != i) row[c++] = xh[j];
   }
-  return out;
+  Tensor *t = tensor_new_on(x->device, 2, (int[]){n, n - 1});
+  tensor_copy_from_host(t, out);
+  return t;
 }

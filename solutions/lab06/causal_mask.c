@@ -8,9 +8,9 @@ Tensor *causal_valid_lens(int batch, int num_queries, int offset) {
     tensor_error("causal_valid_lens",
                  "batch = %d and num_queries = %d must be >= 1 and offset = %d >= 0", batch,
                  num_queries, offset);
-  Tensor *vl = tensor_new(2, (int[]){batch, num_queries}); /* (batch, num_queries) */
+  /* filled on the host, then one copy to the device new tensors live on */
+  float *h = arena_alloc(sizeof(float) * (size_t)batch * (size_t)num_queries);
   for (int b = 0; b < batch; b++)
-    for (int i = 0; i < num_queries; i++)
-      vl->data[(long)b * num_queries + i] = (float)(offset + i + 1);
-  return vl;
+    for (int i = 0; i < num_queries; i++) h[(long)b * num_queries + i] = (float)(offset + i + 1);
+  return tensor_from(2, (int[]){batch, num_queries}, h); /* (batch, num_queries) */
 }

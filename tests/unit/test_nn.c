@@ -1,4 +1,4 @@
-/* Tests of common/nn.c and common/optim.c: the parameter registry, initializers, the layers, and
+/* Tests of common/nn.c and common/params.c: the parameter registry, initializers, the layers, and
  * the optimizers against hand-computed steps. */
 #include <stdlib.h>
 
@@ -98,10 +98,11 @@ TEST(nn_zero_grad) {
   CHECK(unused.W->grad == NULL); /* no gradient reached it */
   /* d sum / d b = number of rows */
   CHECK_NEAR(fc.b->grad[0], 4.0, 1e-6); /* a sum of four ones */
-  paramset_zero_grad(&ps);
+  paramset_zero_grad(&ps); /* packs the set: every gradient is now a slice of one zeroed block */
   for (long i = 0; i < fc.W->size; i++) CHECK(fc.W->grad[i] == 0.0f);
   for (long i = 0; i < fc.b->size; i++) CHECK(fc.b->grad[i] == 0.0f);
-  CHECK(unused.W->grad == NULL);
+  for (long i = 0; i < unused.W->size; i++) CHECK(unused.W->grad[i] == 0.0f);
+  CHECK(fc.W->grad == ps.grad && unused.b->grad + unused.b->size == ps.grad + ps.total);
   paramset_free(&ps);
 }
 
@@ -187,6 +188,7 @@ TEST(nn_adam_two_steps) {
   float *g = tensor_grad(p);
   g[0] = 0.5f, g[1] = -1.0f, g[2] = 0.0f;
   Adam_step(&opt);
+  g = p->grad; /* the step packed the parameters: p's gradient is now a slice of the block */
   /* step 1: m_hat = g, v_hat = g^2, so each weight moves lr * sign(g); a zero gradient moves
    * nothing (0 / (0 + eps)). */
   const float want1[] = {0.9f, -1.9f, 0.5f};
@@ -221,7 +223,8 @@ TEST(nn_clip_grad_norm) {
   ParamSet ps = {0};
   Tensor *a = param_new(&ps, "a", 1, (int[]){2});
   Tensor *b = param_new(&ps, "b", 1, (int[]){1});
-  (void)param_new(&ps, "none", 1, (int[]){4}); /* grad NULL: counts as zero */
+  (void)param_new(&ps, "none", 1, (int[]){4}); /* no gradient reaches it: zero */
+  paramset_pack(&ps); /* gradients are slices of one block from here on */
   float *ga = tensor_grad(a), *gb = tensor_grad(b);
   ga[0] = 3, ga[1] = 4, gb[0] = 12; /* global norm sqrt(9 + 16 + 144) = 13 */
   float n = clip_grad_norm(&ps, 20.0f);

@@ -1,6 +1,6 @@
-/* Tests of the elementwise ops (common/ops_elementwise.c): broadcasting forward values against
- * hand-computed numbers and a naive per-element reference, shape errors, gradient checks for
- * every op (broadcast cases included), and gradient accumulation. */
+/* Tests of the elementwise ops (common/ops/elementwise.c and its CPU kernels): broadcasting
+ * forward values against hand-computed numbers and a naive per-element reference, shape
+ * errors, gradient checks for every op (broadcast cases included), and gradient accumulation. */
 #include <stdlib.h>
 
 #include "../../common/ops.h"

@@ -1,4 +1,4 @@
-/* Tests of ops_nn.c: layer norm, batch norm (training and eval), embedding, dropout. */
+/* Tests of ops/nn.c: layer norm, batch norm (training and eval), embedding, dropout. */
 #include <math.h>
 
 #include "../../common/ops.h"

@@ -1,4 +1,4 @@
-/* Tests of the reductions (common/ops_reduce.c): values and shapes for every dim, negative
+/* Tests of the reductions (common/ops/reduce.c): values and shapes for every dim, negative
  * dims, keepdim, range errors, the backward broadcast, and gradient checks. */
 #include "../../common/ops.h"
 #include "../test.h"

@@ -1,4 +1,4 @@
-/* Tests of ops_shape.c: reshape views, permute/transpose, concat, slice, repeat_interleave,
+/* Tests of ops/shape.c: reshape views, permute/transpose, concat, slice, repeat_interleave,
  * patchify, copy and detach. Inputs are aranges, so every expected value is an index. */
 #include "../../common/ops.h"
 #include "../test.h"

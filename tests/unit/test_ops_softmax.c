@@ -1,4 +1,4 @@
-/* Tests of ops_softmax.c: softmax, log-softmax, masked softmax, sequence mask, cross-entropy, MSE.
+/* Tests of ops/softmax.c: softmax, log-softmax, masked softmax, sequence mask, cross-entropy, MSE.
  * Expected values are worked out by hand: rows like (0, ln 2, ln 3) have softmax (1, 2, 3) / 6. */
 #include <math.h>
 

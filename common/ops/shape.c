@@ -1,5 +1,5 @@
-/* ops_shape.c — reshape (a view), permute/transpose (copies), concat, slice, repeat_interleave,
- * patchify, copy and detach.
+/* ops/shape.c — reshape (a view), permute/transpose (copies), concat, slice, repeat_interleave,
+ * patchify, copy and detach. Kernels: cpu/cpu_shape.c.
  *
  * Most ops here see a tensor as (outer, dim, inner): the dims before the one they work on, that
  * dim, and the dims after it. In row-major order a block of `inner` floats is contiguous, so the
@@ -7,14 +7,7 @@
  */
 #include <string.h>
 
-#include "ops.h"
-
-static void need_cpu(const char *op, const char *what, const Tensor *t) {
-  if (!t) tensor_error(op, "%s is NULL (did an unfinished exercise return NULL?)", what);
-  if (t->device != DEV_CPU)
-    tensor_error(op, "%s is on the GPU but this op has no CUDA kernel in this build; "
-                 "move it to the CPU first", what);
-}
+#include "front.h"
 
 /* A dim index in [-ndim, ndim) made non-negative. */
 static int norm_dim(const char *op, const Tensor *t, int dim) {
@@ -30,33 +23,6 @@ static int norm_dim(const char *op, const Tensor *t, int dim) {
 static long outer_of(const Tensor *t, int d) { return shape_numel(d, t->shape); }
 static long inner_of(const Tensor *t, int d) {
   return shape_numel(t->ndim - d - 1, t->shape + d + 1);
-}
-
-/* dst[i] += src[i] for n floats. */
-static void add_into(float *dst, const float *src, long n) {
-  for (long i = 0; i < n; i++) dst[i] += src[i];
-}
-
-/* Short runs (a head's 8 or 16 features in transpose_qkv) in blocks of 8: each block is one
- * vector move, where memcpy or a loop GCC turns into memcpy costs a library call per run. The
- * last block overlaps the one before instead of running a remainder loop. */
-static inline void copy_run(float *restrict dst, const float *restrict src, int n) {
-  if (n < 8) {
-    for (int j = 0; j < n; j++) dst[j] = src[j];
-    return;
-  }
-  int j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; k++) dst[j + k] = src[j + k];
-  if (j < n)
-    for (int k = 0; k < 8; k++) dst[n - 8 + k] = src[n - 8 + k];
-}
-
-static inline void add_run(float *restrict dst, const float *restrict src, int n) {
-  int j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; k++) dst[j + k] += src[j + k];
-  for (; j < n; j++) dst[j] += src[j];
 }
 
 /* A new tensor header that shares x's data (no copy). */
@@ -75,17 +41,14 @@ static Tensor *view_of(const Tensor *x, int ndim, const int *shape, const char *
 static void identity_backward(Tensor *out) {
   bool fresh;
   float *dx = tensor_grad_fresh(out->in[0], &fresh);
-  if (fresh)
-    memcpy(dx, out->grad, sizeof(float) * (size_t)out->size);
-  else
-    add_into(dx, out->grad, out->size);
+  KERNEL(out->device, copy_rows, dx, 0, out->grad, 0, 1, out->size, !fresh);
 }
 
 /* ---------- reshape ---------- */
 
 Tensor *t_reshape(Tensor *x, int ndim, const int *shape) {
   const char *op = "t_reshape";
-  if (!x) tensor_error(op, "x is NULL (did an unfinished exercise return NULL?)");
+  need(op, "x", x);
   char sx[64], want[64];
   if (ndim < 1 || ndim > T_MAXDIM)
     tensor_error(op, "a shape has 1 to %d dims, got %d (reshaping %s)", T_MAXDIM, ndim,
@@ -126,41 +89,6 @@ Tensor *t_reshape(Tensor *x, int ndim, const int *shape) {
 
 /* ---------- permute / transpose ---------- */
 
-/* What permute_walk does at each element: forward copies in -> outp; backward adds outp (the
- * output gradient) into in (the input gradient), or stores it there when that gradient is
- * fresh (a permutation reaches every input element exactly once). */
-typedef enum { PW_GATHER, PW_ADD, PW_STORE } PermuteMode;
-
-/* Walk the output (shape oshape, 4 dims after padding) in row-major order; output index
- * (i0..i3) reads input offset sum(i_k * sstride[k]). When the last dim stays last
- * (sstride[3] == 1, e.g. transpose_qkv's (B,T,H,D) -> (B,H,T,D)) each innermost run is
- * contiguous on both sides: memcpy-like loops the compiler vectorizes. */
-static void permute_walk(float *in, float *outp, const int *oshape, const long *sstride,
-                         PermuteMode mode) {
-  const long st = sstride[3];
-  const int n = oshape[3];
-  float *o = outp;
-  for (int a = 0; a < oshape[0]; a++)
-    for (int b = 0; b < oshape[1]; b++)
-      for (int c = 0; c < oshape[2]; c++, o += n) {
-        float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
-        if (st == 1) {
-          if (mode == PW_GATHER)
-            copy_run(o, base, n);
-          else if (mode == PW_STORE)
-            copy_run(base, o, n);
-          else
-            add_run(base, o, n);
-        } else if (mode == PW_GATHER) {
-          for (int d = 0; d < n; d++) o[d] = base[d * st];
-        } else if (mode == PW_STORE) {
-          for (int d = 0; d < n; d++) base[d * st] = o[d];
-        } else {
-          for (int d = 0; d < n; d++) base[d * st] += o[d];
-        }
-      }
-}
-
 /* out dim k is input dim perm[k]; padded to 4 dims with leading size-1 dims. */
 static void permute_geometry(const Tensor *x, const int *perm, int *oshape, long *sstride) {
   long istride[T_MAXDIM];
@@ -181,14 +109,14 @@ static void permute_backward(Tensor *out) {
   int oshape[T_MAXDIM];
   long sstride[T_MAXDIM];
   permute_geometry(x, out->iarg, oshape, sstride);
-  bool fresh;
+  bool fresh; /* a permutation reaches every input element once: store when fresh */
   float *dx = tensor_grad_fresh(x, &fresh);
-  permute_walk(dx, out->grad, oshape, sstride, fresh ? PW_STORE : PW_ADD);
+  KERNEL(out->device, permute, dx, out->grad, oshape, sstride, fresh ? PW_STORE : PW_ADD);
 }
 
 Tensor *t_permute(Tensor *x, const int *perm) {
   const char *op = "t_permute";
-  need_cpu(op, "x", x);
+  need(op, "x", x);
   int p[T_MAXDIM] = {0}, seen[T_MAXDIM] = {0};
   for (int k = 0; k < x->ndim; k++) {
     p[k] = norm_dim(op, x, perm[k]);
@@ -202,9 +130,8 @@ Tensor *t_permute(Tensor *x, const int *perm) {
   long sstride[T_MAXDIM];
   permute_geometry(x, p, oshape, sstride);
   for (int k = 0; k < x->ndim; k++) shape[k] = x->shape[p[k]];
-  Tensor *out = tensor_new(x->ndim, shape);
-  out->name = "permute";
-  permute_walk(x->data, out->data, oshape, sstride, PW_GATHER);
+  Tensor *out = new_on(x, x->ndim, shape, "permute");
+  KERNEL(x->device, permute, x->data, out->data, oshape, sstride, PW_GATHER);
   if (ag_needs_grad(x, NULL, NULL)) {
     memcpy(out->iarg, p, sizeof(int) * (size_t)x->ndim);
     ag_record(out, permute_backward, x, NULL, NULL);
@@ -213,7 +140,7 @@ Tensor *t_permute(Tensor *x, const int *perm) {
 }
 
 Tensor *t_transpose(Tensor *x, int d0, int d1) {
-  need_cpu("t_transpose", "x", x);
+  need("t_transpose", "x", x);
   int a = norm_dim("t_transpose", x, d0), b = norm_dim("t_transpose", x, d1);
   int p[T_MAXDIM] = {0, 1, 2, 3};
   p[a] = b;
@@ -239,12 +166,7 @@ static void concat_backward(Tensor *out) {
     if (x->requires_grad) { /* input k is every row's k-th run: stored when fresh */
       bool fresh;
       float *dx = tensor_grad_fresh(x, &fresh);
-      for (long o = 0; o < outer; o++) {
-        if (fresh)
-          memcpy(dx + o * row, out->grad + o * orow + off, sizeof(float) * (size_t)row);
-        else
-          add_into(dx + o * row, out->grad + o * orow + off, row);
-      }
+      KERNEL(out->device, copy_rows, dx, row, out->grad + off, orow, outer, row, !fresh);
     }
     off += row;
   }
@@ -253,7 +175,10 @@ static void concat_backward(Tensor *out) {
 Tensor *t_concat(Tensor **xs, int n, int dim) {
   const char *op = "t_concat";
   if (n < 1) tensor_error(op, "needs at least one tensor, got %d", n);
-  for (int k = 0; k < n; k++) need_cpu(op, "an input", xs[k]);
+  for (int k = 0; k < n; k++) {
+    need(op, "an input", xs[k]);
+    tensor_same_device(op, xs[0], xs[k], NULL);
+  }
   int d = norm_dim(op, xs[0], dim);
   int shape[T_MAXDIM];
   memcpy(shape, xs[0]->shape, sizeof shape);
@@ -272,14 +197,12 @@ Tensor *t_concat(Tensor **xs, int n, int dim) {
     shape[d] += x->shape[d];
     grad = grad || x->requires_grad;
   }
-  Tensor *out = tensor_new(xs[0]->ndim, shape);
-  out->name = "concat";
+  Tensor *out = new_on(xs[0], xs[0]->ndim, shape, "concat");
   long outer = outer_of(out, d), inner = inner_of(out, d);
   long orow = (long)shape[d] * inner, off = 0;
   for (int k = 0; k < n; k++) {
     long row = (long)xs[k]->shape[d] * inner;
-    for (long o = 0; o < outer; o++)
-      memcpy(out->data + o * orow + off, xs[k]->data + o * row, sizeof(float) * (size_t)row);
+    KERNEL(out->device, copy_rows, out->data + off, orow, xs[k]->data, row, outer, row, false);
     off += row;
   }
   if (grad && ag_grad_enabled()) {
@@ -303,14 +226,13 @@ static void slice_backward(Tensor *out) {
   int d = out->iarg[0], start = out->iarg[1];
   long outer = outer_of(x, d), inner = inner_of(x, d);
   long xrow = (long)x->shape[d] * inner, orow = (long)out->shape[d] * inner;
-  float *dx = tensor_grad(x);
-  for (long o = 0; o < outer; o++)
-    add_into(dx + o * xrow + start * inner, out->grad + o * orow, orow);
+  KERNEL(out->device, copy_rows, tensor_grad(x) + start * inner, xrow, out->grad, orow, outer,
+         orow, true);
 }
 
 Tensor *t_slice(Tensor *x, int dim, int start, int end) {
   const char *op = "t_slice";
-  need_cpu(op, "x", x);
+  need(op, "x", x);
   int d = norm_dim(op, x, dim), n = x->shape[d];
   /* negative bounds count from the end, as in Python */
   int s = start < 0 ? start + n : start, e = end < 0 ? end + n : end;
@@ -322,12 +244,10 @@ Tensor *t_slice(Tensor *x, int dim, int start, int end) {
   int shape[T_MAXDIM];
   memcpy(shape, x->shape, sizeof shape);
   shape[d] = e - s;
-  Tensor *out = tensor_new(x->ndim, shape);
-  out->name = "slice";
+  Tensor *out = new_on(x, x->ndim, shape, "slice");
   long outer = outer_of(x, d), inner = inner_of(x, d);
   long xrow = (long)n * inner, orow = (long)(e - s) * inner;
-  for (long o = 0; o < outer; o++)
-    memcpy(out->data + o * orow, x->data + o * xrow + s * inner, sizeof(float) * (size_t)orow);
+  KERNEL(x->device, copy_rows, out->data, orow, x->data + s * inner, xrow, outer, orow, false);
   if (ag_needs_grad(x, NULL, NULL)) {
     out->iarg[0] = d;
     out->iarg[1] = s;
@@ -341,32 +261,22 @@ Tensor *t_slice(Tensor *x, int dim, int start, int end) {
 /* Output index i along dim came from input index i / repeats: its gradients sum back there. */
 static void repeat_interleave_backward(Tensor *out) {
   Tensor *x = out->in[0];
-  int d = out->iarg[0], reps = out->iarg[1], n = x->shape[d];
-  long outer = outer_of(x, d), inner = inner_of(x, d);
-  float *dx = tensor_grad(x);
-  const float *g = out->grad;
-  for (long o = 0; o < outer; o++)
-    for (int i = 0; i < n; i++)
-      for (int r = 0; r < reps; r++, g += inner) add_into(dx + (o * n + i) * inner, g, inner);
+  int d = out->iarg[0];
+  KERNEL(out->device, repeat_interleave_grad, tensor_grad(x), out->grad, outer_of(x, d),
+         x->shape[d], out->iarg[1], inner_of(x, d));
 }
 
 Tensor *t_repeat_interleave(Tensor *x, int repeats, int dim) {
   const char *op = "t_repeat_interleave";
-  need_cpu(op, "x", x);
+  need(op, "x", x);
   int d = norm_dim(op, x, dim);
   if (repeats < 1) tensor_error(op, "repeats = %d must be >= 1", repeats);
   int shape[T_MAXDIM];
   memcpy(shape, x->shape, sizeof shape);
   shape[d] = x->shape[d] * repeats;
-  Tensor *out = tensor_new(x->ndim, shape);
-  out->name = "repeat_interleave";
-  long outer = outer_of(x, d), inner = inner_of(x, d);
-  int n = x->shape[d];
-  float *dst = out->data;
-  for (long o = 0; o < outer; o++)
-    for (int i = 0; i < n; i++)
-      for (int r = 0; r < repeats; r++, dst += inner)
-        memcpy(dst, x->data + (o * n + i) * inner, sizeof(float) * (size_t)inner);
+  Tensor *out = new_on(x, x->ndim, shape, "repeat_interleave");
+  KERNEL(x->device, repeat_interleave, x->data, out->data, outer_of(x, d), x->shape[d], repeats,
+         inner_of(x, d));
   if (ag_needs_grad(x, NULL, NULL)) {
     out->iarg[0] = d;
     out->iarg[1] = repeats;
@@ -378,32 +288,15 @@ Tensor *t_repeat_interleave(Tensor *x, int repeats, int dim) {
 /* ---------- patchify ---------- */
 
 /* Patch (ph, pw) of image b is output row b * (gh*gw) + ph*gw + pw; its feature
- * c*p*p + i*p + j is pixel (c, ph*p + i, pw*p + j). Each (c, i) is a run of p contiguous pixels,
- * so forward and backward move rows of p floats. */
-static void patch_walk(float *img, float *patches, const int *shape, int p, bool backward) {
-  int B = shape[0], C = shape[1], H = shape[2], W = shape[3], gh = H / p, gw = W / p;
-  float *dst = patches;
-  for (int b = 0; b < B; b++)
-    for (int ph = 0; ph < gh; ph++)
-      for (int pw = 0; pw < gw; pw++)
-        for (int c = 0; c < C; c++)
-          for (int i = 0; i < p; i++, dst += p) {
-            float *src = img + (((long)b * C + c) * H + ph * p + i) * W + (long)pw * p;
-            if (backward)
-              add_into(src, dst, p);
-            else
-              memcpy(dst, src, sizeof(float) * (size_t)p);
-          }
-}
-
+ * c*p*p + i*p + j is pixel (c, ph*p + i, pw*p + j) (the kernel moves rows of p floats). */
 static void patchify_backward(Tensor *out) {
   Tensor *x = out->in[0];
-  patch_walk(tensor_grad(x), out->grad, x->shape, out->iarg[0], true);
+  KERNEL(out->device, patchify, tensor_grad(x), out->grad, x->shape, out->iarg[0], true);
 }
 
 Tensor *t_patchify(Tensor *images, int p) {
   const char *op = "t_patchify";
-  need_cpu(op, "images", images);
+  need(op, "images", images);
   char s[64];
   if (images->ndim != 4)
     tensor_error(op, "images must be (batch, channels, height, width), got %s",
@@ -414,9 +307,9 @@ Tensor *t_patchify(Tensor *images, int p) {
     tensor_error(op, "images %s: height %d and width %d must both be divisible by the patch "
                  "size %d (resize the images or pick another patch size)",
                  shape_str(images, s, sizeof s), H, W, p);
-  Tensor *out = tensor_new(3, (int[]){images->shape[0], (H / p) * (W / p), C * p * p});
-  out->name = "patchify";
-  patch_walk(images->data, out->data, images->shape, p, false);
+  Tensor *out = new_on(images, 3, (int[]){images->shape[0], (H / p) * (W / p), C * p * p},
+                       "patchify");
+  KERNEL(images->device, patchify, images->data, out->data, images->shape, p, false);
   if (ag_needs_grad(images, NULL, NULL)) {
     out->iarg[0] = p;
     ag_record(out, patchify_backward, images, NULL, NULL);
@@ -427,14 +320,14 @@ Tensor *t_patchify(Tensor *images, int p) {
 /* ---------- copy / detach ---------- */
 
 Tensor *t_copy(Tensor *x) {
-  need_cpu("t_copy", "x", x);
-  Tensor *out = tensor_from(x->ndim, x->shape, x->data);
-  out->name = "copy";
+  need("t_copy", "x", x);
+  Tensor *out = new_on(x, x->ndim, x->shape, "copy");
+  KERNEL(x->device, copy_rows, out->data, 0, x->data, 0, 1, x->size, false);
   if (ag_needs_grad(x, NULL, NULL)) ag_record(out, identity_backward, x, NULL, NULL);
   return out;
 }
 
 Tensor *t_detach(Tensor *x) {
-  if (!x) tensor_error("t_detach", "x is NULL (did an unfinished exercise return NULL?)");
+  need("t_detach", "x", x);
   return view_of(x, x->ndim, x->shape, "detach");
 }

@@ -1,4 +1,5 @@
-/* ops_nn.c — layer norm, batch norm, embedding lookup and dropout.
+/* cpu_nn.c — the CPU kernels of layer norm, batch norm, embedding lookup and dropout
+ * (ops/nn.c).
  *
  * Both norms compute xhat = (x - mean) * rstd with rstd = 1 / sqrt(var + eps) (biased variance)
  * and y = xhat * gamma + beta. They save mean and rstd, and their backward uses the standard
@@ -11,38 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ops.h"
-#include "rng.h"
+#include "kernels.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-static void need_cpu(const char *op, const char *what, const Tensor *t) {
-  if (!t) tensor_error(op, "%s is NULL (did an unfinished exercise return NULL?)", what);
-  if (t->device != DEV_CPU)
-    tensor_error(op, "%s is on the GPU but this op has no CUDA kernel in this build; "
-                 "move it to the CPU first", what);
-}
-
-/* gamma, beta, running stats: NULL or a (D) vector matching x's last dim. */
-static void check_feature_vec(const char *op, const char *what, const Tensor *v, const Tensor *x) {
-  if (!v) return;
-  need_cpu(op, what, v);
-  int D = x->shape[x->ndim - 1];
-  if (v->ndim != 1 || v->shape[0] != D) {
-    char sv[64], sx[64];
-    tensor_error(op, "%s has shape %s but x is %s: it needs shape (%d), x's last dim", what,
-                 shape_str(v, sv, sizeof sv), shape_str(x, sx, sizeof sx), D);
-  }
-}
-
-/* An index tensor entry (token id, class) must be a whole number in [0, n). */
-static int check_index(const char *op, const char *what, long i, float v, int n) {
-  if (!(v >= 0 && v < (float)n && v == floorf(v)))
-    tensor_error(op, "%s[%ld] = %g is not an index in [0, %d)", what, i, (double)v, n);
-  return (int)v;
-}
 
 /* ---------- layer norm ---------- */
 
@@ -88,24 +62,21 @@ static inline float ln_sq_dev(const float *x, float mean, int D) {
 
 /* gamma's data, or D ones when there is no gamma (beta: zeros), so the row loops have no
  * per-element branch. */
-static const float *ln_vec(const Tensor *v, int D, float fill) {
-  if (v) return v->data;
+static const float *ln_vec(const float *v, int D, float fill) {
+  if (v) return v;
   float *f = arena_alloc(sizeof(float) * (size_t)(D ? D : 1));
   for (int j = 0; j < D; j++) f[j] = fill;
   return f;
 }
 
-static void layer_norm_backward(Tensor *out) {
-  Tensor *x = out->in[0], *gamma = out->in[1], *beta = out->in[2];
-  const float *stats = out->aux; /* (rows, 2): mean, rstd */
-  const float *g = out->grad;
-  int D = x->shape[x->ndim - 1];
-  long rows = D ? x->size / D : 0;
+/* stats (rows, 2): mean, rstd of each row; dx, dgamma, dbeta: NULL when not wanted; fresh:
+ * nothing reached x yet, its rows are stored, not added */
+void cpu_layer_norm_grad(const float *x_data, const float *gamma, const float *stats,
+                         const float *g, float *dx, float *dgamma, float *dbeta, long rows, int D,
+                         bool fresh) {
+  /* the names the loops below have always used, over the raw arguments */
+  const struct { const float *data; long size; } xv = {x_data, rows * D}, *x = &xv;
   const float *gm = ln_vec(gamma, D, 1.0f);
-  bool fresh = false; /* nothing reached x yet: its rows are stored, not added */
-  float *dx = x->requires_grad ? tensor_grad_fresh(x, &fresh) : NULL;
-  float *dgamma = gamma && gamma->requires_grad ? tensor_grad(gamma) : NULL;
-  float *dbeta = beta && beta->requires_grad ? tensor_grad(beta) : NULL;
   /* dgamma / dbeta are sums over rows: each thread sums its rows into its own slice of
    * `part` (threads x 2D), added up below in thread order, so a run is reproducible. */
   int nt = 1;
@@ -152,22 +123,13 @@ static void layer_norm_backward(Tensor *out) {
     }
 }
 
-Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
-  const char *op = "t_layer_norm";
-  need_cpu(op, "x", x);
-  check_feature_vec(op, "gamma", gamma, x);
-  check_feature_vec(op, "beta", beta, x);
-  if (!(eps >= 0)) tensor_error(op, "eps = %g must be >= 0", (double)eps);
-  int D = x->shape[x->ndim - 1];
-  long rows = D ? x->size / D : 0;
-  Tensor *out = tensor_new(x->ndim, x->shape);
-  out->name = "layer_norm";
-  float *stats = arena_alloc(sizeof(float) * (size_t)(2 * rows + 1));
+void cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y,
+                    float *stats, long rows, int D, float eps) {
   const float *gm = ln_vec(gamma, D, 1.0f), *bt = ln_vec(beta, D, 0.0f);
-#pragma omp parallel for schedule(static) if (x->size >= LN_PAR_MIN)
+#pragma omp parallel for schedule(static) if (rows * D >= LN_PAR_MIN)
   for (long r = 0; r < rows; r++) {
-    const float *xr = x->data + r * D;
-    float *yr = out->data + r * D;
+    const float *xr = x + r * D;
+    float *yr = y + r * D;
     float mean = ln_sum(xr, D) / (float)D;
     float var = ln_sq_dev(xr, mean, D) / (float)D; /* two passes: no cancellation */
     float rstd = 1.0f / sqrtf(var + eps);
@@ -175,25 +137,18 @@ Tensor *t_layer_norm(Tensor *x, Tensor *gamma, Tensor *beta, float eps) {
     stats[2 * r] = mean;
     stats[2 * r + 1] = rstd;
   }
-  if (ag_needs_grad(x, gamma, beta)) {
-    out->aux = stats;
-    ag_record(out, layer_norm_backward, x, gamma, beta);
-  }
-  return out;
 }
 
 /* ---------- batch norm ---------- */
 
-static void batch_norm_backward(Tensor *out) {
-  Tensor *x = out->in[0], *gamma = out->in[1], *beta = out->in[2];
-  bool training = out->iarg[0];
-  int C = x->shape[x->ndim - 1];
-  long N = C ? x->size / C : 0;
-  const float *mean = out->aux, *rstd = mean + C; /* per feature */
-  const float *g = out->grad, *gm = gamma ? gamma->data : NULL;
-  float *dx = x->requires_grad ? tensor_grad(x) : NULL;
-  float *dgamma = gamma && gamma->requires_grad ? tensor_grad(gamma) : NULL;
-  float *dbeta = beta && beta->requires_grad ? tensor_grad(beta) : NULL;
+/* mean_rstd (2C): the statistics the forward normalized with */
+void cpu_batch_norm_grad(const float *x_data, const float *gamma, const float *mean_rstd,
+                         const float *g, float *dx, float *dgamma, float *dbeta, long N, int C,
+                         bool training) {
+  /* the names the loops below have always used, over the raw arguments */
+  const struct { const float *data; } xv = {x_data}, *x = &xv;
+  const float *mean = mean_rstd, *rstd = mean + C; /* per feature */
+  const float *gm = gamma;
   /* Column sums of dy and dy * xhat, accumulated row by row to stay cache friendly. */
   double *sum_g = arena_calloc(sizeof(double) * (size_t)(2 * C + 1)), *sum_gxh = sum_g + C;
   for (long n = 0; n < N; n++)
@@ -223,28 +178,12 @@ static void batch_norm_backward(Tensor *out) {
     }
 }
 
-Tensor *t_batch_norm(Tensor *x, Tensor *gamma, Tensor *beta, Tensor *running_mean,
-                     Tensor *running_var, bool training, float momentum, float eps) {
-  const char *op = "t_batch_norm";
-  need_cpu(op, "x", x);
-  check_feature_vec(op, "gamma", gamma, x);
-  check_feature_vec(op, "beta", beta, x);
-  check_feature_vec(op, "running_mean", running_mean, x);
-  check_feature_vec(op, "running_var", running_var, x);
-  if (!(eps >= 0)) tensor_error(op, "eps = %g must be >= 0", (double)eps);
-  int C = x->shape[x->ndim - 1];
-  long N = C ? x->size / C : 0;
-  char sx[64];
-  if (training && N < 2)
-    tensor_error(op, "training needs more than one value per feature, x is %s "
-                 "(batch statistics of one sample are meaningless)", shape_str(x, sx, sizeof sx));
-  if (!training && (!running_mean || !running_var))
-    tensor_error(op, "eval mode normalizes with the running statistics: pass running_mean and "
-                 "running_var");
-  if (training && !(momentum >= 0 && momentum <= 1))
-    tensor_error(op, "momentum = %g must be in [0, 1]", (double)momentum);
-
-  float *mean = arena_alloc(sizeof(float) * (size_t)(2 * C + 1)), *rstd = mean + C;
+void cpu_batch_norm(const float *x_data, const float *gamma, const float *beta,
+                    float *run_mean, float *run_var, float *y, float *mean_rstd, long N, int C,
+                    bool training, float momentum, float eps) {
+  /* the names the loops below have always used, over the raw arguments */
+  const struct { const float *data; } xv = {x_data}, *x = &xv;
+  float *mean = mean_rstd, *rstd = mean + C;
   if (training) {
     double *s = arena_calloc(sizeof(double) * (size_t)(2 * C + 1)), *ss = s + C;
     for (long n = 0; n < N; n++)
@@ -259,75 +198,40 @@ Tensor *t_batch_norm(Tensor *x, Tensor *gamma, Tensor *beta, Tensor *running_mea
       double var = ss[c] / (double)N; /* biased: what normalizes this batch */
       mean[c] = (float)s[c];
       rstd[c] = (float)(1.0 / sqrt(var + eps));
-      if (running_mean)
-        running_mean->data[c] = (1 - momentum) * running_mean->data[c] + momentum * mean[c];
-      if (running_var) /* unbiased, as torch keeps it */
-        running_var->data[c] = (1 - momentum) * running_var->data[c] +
-                               momentum * (float)(ss[c] / (double)(N - 1));
+      if (run_mean)
+        run_mean[c] = (1 - momentum) * run_mean[c] + momentum * mean[c];
+      if (run_var) /* unbiased, as torch keeps it */
+        run_var[c] = (1 - momentum) * run_var[c] + momentum * (float)(ss[c] / (double)(N - 1));
     }
   } else {
     for (int c = 0; c < C; c++) {
-      mean[c] = running_mean->data[c];
-      rstd[c] = 1.0f / sqrtf(running_var->data[c] + eps);
+      mean[c] = run_mean[c];
+      rstd[c] = 1.0f / sqrtf(run_var[c] + eps);
     }
   }
 
-  Tensor *out = tensor_new(x->ndim, x->shape);
-  out->name = "batch_norm";
-  const float *gm = gamma ? gamma->data : NULL, *bt = beta ? beta->data : NULL;
+  const float *gm = gamma, *bt = beta;
   for (long n = 0; n < N; n++)
     for (int c = 0; c < C; c++)
-      out->data[n * C + c] =
+      y[n * C + c] =
           (x->data[n * C + c] - mean[c]) * rstd[c] * (gm ? gm[c] : 1.0f) + (bt ? bt[c] : 0.0f);
-  if (ag_needs_grad(x, gamma, beta)) {
-    out->aux = mean; /* mean and rstd, a copy: the running stats may change before backward */
-    out->iarg[0] = training;
-    ag_record(out, batch_norm_backward, x, gamma, beta);
-  }
-  return out;
 }
 
 /* ---------- embedding ---------- */
 
 /* Scatter-add: each output row's gradient goes back to the row of W it was copied from. */
-static void embedding_backward(Tensor *out) {
-  Tensor *W = out->in[0];
-  const int *ids = out->aux;
-  int D = W->shape[1];
-  long n = D ? out->size / D : 0;
-  float *dW = tensor_grad(W);
+void cpu_embedding_grad(float *dW, const int *ids, const float *g, long n, int D) {
   for (long i = 0; i < n; i++) {
     float *dst = dW + (long)ids[i] * D;
-    const float *src = out->grad + i * D;
+    const float *src = g + i * D;
     for (int j = 0; j < D; j++) dst[j] += src[j];
   }
 }
 
-Tensor *t_embedding(Tensor *W, Tensor *ids) {
-  const char *op = "t_embedding";
-  need_cpu(op, "W", W);
-  need_cpu(op, "ids", ids);
-  char sw[64], si[64];
-  if (W->ndim != 2)
-    tensor_error(op, "W must be a (vocab, dim) table, got %s", shape_str(W, sw, sizeof sw));
-  if (ids->ndim >= T_MAXDIM)
-    tensor_error(op, "ids %s have too many dims: the output (..., %d) would exceed %d dims",
-                 shape_str(ids, si, sizeof si), W->shape[1], T_MAXDIM);
-  int V = W->shape[0], D = W->shape[1];
-  int *idx = arena_alloc(sizeof(int) * (size_t)(ids->size ? ids->size : 1));
-  for (long i = 0; i < ids->size; i++) idx[i] = check_index(op, "ids", i, ids->data[i], V);
-  int shape[T_MAXDIM];
-  memcpy(shape, ids->shape, sizeof(int) * (size_t)ids->ndim);
-  shape[ids->ndim] = D;
-  Tensor *out = tensor_new(ids->ndim + 1, shape);
-  out->name = "embedding";
-  for (long i = 0; i < ids->size; i++)
-    memcpy(out->data + i * D, W->data + (long)idx[i] * D, sizeof(float) * (size_t)D);
-  if (ag_needs_grad(W, NULL, NULL)) {
-    out->aux = idx;
-    ag_record(out, embedding_backward, W, NULL, NULL);
-  }
-  return out;
+/* out (n, D): row i is row idx[i] of W */
+void cpu_embedding(const float *W, const int *idx, float *out, long n, int D) {
+  for (long i = 0; i < n; i++)
+    memcpy(out + i * D, W + (long)idx[i] * D, sizeof(float) * (size_t)D);
 }
 
 /* ---------- dropout ---------- */
@@ -338,14 +242,8 @@ Tensor *t_embedding(Tensor *W, Tensor *ids) {
  * part, and a false condition then runs the loop one element at a time (9x slower here). */
 #define DROPOUT_PAR_MIN 65536
 
-static void dropout_backward(Tensor *out) {
-  Tensor *x = out->in[0];
-  const uint8_t *keep = out->aux;
-  float scale = out->farg[0];
-  bool fresh;
-  float *dx = tensor_grad_fresh(x, &fresh);
-  const float *g = out->grad;
-  const long n = out->size;
+void cpu_dropout_grad(float *dx, const float *g, const uint8_t *keep, float scale, long n,
+                      bool fresh) {
   if (fresh) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
     for (long i = 0; i < n; i++) dx[i] = g[i] * (keep[i] ? scale : 0.0f);
@@ -369,37 +267,13 @@ static inline uint32_t dropout_bits(uint32_t i, uint32_t s0, uint32_t s1) {
   return z;
 }
 
-Tensor *t_dropout(Tensor *x, float p, bool training) {
-  need_cpu("t_dropout", "x", x);
-  if (!(p >= 0 && p < 1))
-    tensor_error("t_dropout", "p = %g must be in [0, 1): it is the probability of zeroing an "
-                 "element", (double)p);
-  if (!training || p == 0) return x; /* identity: nothing to record */
-  uint8_t *keep = arena_alloc((size_t)(x->size ? x->size : 1));
-  float scale = 1.0f / (1.0f - p);
-  Tensor *out = tensor_new(x->ndim, x->shape);
-  out->name = "dropout";
-  /* Counter-based mask: element i is kept when dropout_bits(i) >= p * 2^32 (exact to 2^-32).
-   * One draw of g_rng seeds it, so the --seed still fixes every mask, and elements do not
-   * depend on each other: the loop vectorizes and splits over threads with the same result
-   * (a serial Bernoulli draw per element was a quarter of a ViT step). The counter is 32 bits:
-   * a tensor beyond 2^32 elements (16 GB) would repeat its mask. */
-  const uint64_t seed = rng_next(&g_rng);
-  const uint32_t s0 = (uint32_t)seed, s1 = (uint32_t)(seed >> 32);
-  const uint32_t thr = (uint32_t)((double)p * 4294967296.0); /* p < 1: fits in 32 bits */
-  const float *xd = x->data;
-  float *od = out->data;
-  const long n = x->size;
+/* Element i is kept when dropout_bits(i) >= thr, the mask seeded by (s0, s1) (ops/nn.c). */
+void cpu_dropout(const float *xd, float *od, uint8_t *keep, long n, uint32_t s0, uint32_t s1,
+                 uint32_t thr, float scale) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
   for (long i = 0; i < n; i++) {
     uint8_t k = dropout_bits((uint32_t)i, s0, s1) >= thr;
     keep[i] = k;
     od[i] = xd[i] * (k ? scale : 0.0f);
   }
-  if (ag_needs_grad(x, NULL, NULL)) {
-    out->aux = keep;
-    out->farg[0] = scale;
-    ag_record(out, dropout_backward, x, NULL, NULL);
-  }
-  return out;
 }

@@ -1,13 +1,12 @@
-/* ops_matmul.c — matrix products: t_matmul, t_bmm, t_bmm_nt, t_linear.
+/* ops/matmul.c — matrix products: t_matmul, t_bmm, t_bmm_nt, t_linear.
  *
- * Every product (forward and backward) is one gemm()/gemm_batched() call on the row-major
+ * Every product (forward and backward) is one gemm / gemm_batched kernel call on the row-major
  * buffers; the backward passes use gemm's transpose flags instead of materialising transposes.
  * With C = A B:   dA += dC B^T,   dB += A^T dC   (beta = 1 accumulates into existing grads;
  * beta = 0 when the gradient buffer is fresh, which gemm then writes without reading). */
 #include <string.h>
 
-#include "gemm.h"
-#include "ops.h"
+#include "front.h"
 
 /* t's gradient buffer and the beta that adds into it: 0 when it is fresh (uninitialized), 1
  * otherwise. Fetched before each gemm call, never inside its argument list: with t_bmm(x, x)
@@ -17,12 +16,6 @@ static float *grad_beta(Tensor *t, float *beta) {
   float *g = tensor_grad_fresh(t, &fresh);
   *beta = fresh ? 0.0f : 1.0f;
   return g;
-}
-
-/* CUDA tensors have their own dispatch; these CPU kernels must never see device pointers. */
-static void need_cpu(const char *op, const Tensor *a, const Tensor *b) {
-  if (a->device != DEV_CPU || (b && b->device != DEV_CPU))
-    tensor_error(op, "CUDA tensors are not supported by this build's CPU kernel");
 }
 
 /* A NULL operand (an unfinished exercise's result) is an error, not a crash. */
@@ -36,14 +29,15 @@ static void matmul_backward(Tensor *out) {
   Tensor *a = out->in[0], *b = out->in[1];
   int m = out->iarg[0], n = out->iarg[1], k = out->iarg[2];
   const float *dC = out->grad;
+  const Device dev = out->device;
   float beta;
   if (a->requires_grad) { /* dA (m,k) += dC (m,n) @ B^T (n,k) */
     float *dA = grad_beta(a, &beta);
-    gemm(false, true, m, k, n, 1.0f, dC, n, b->data, n, beta, dA, k);
+    KERNEL(dev, gemm, false, true, m, k, n, 1.0f, dC, n, b->data, n, beta, dA, k);
   }
   if (b->requires_grad) { /* dB (k,n) += A^T (k,m) @ dC (m,n) */
     float *dB = grad_beta(b, &beta);
-    gemm(true, false, k, n, m, 1.0f, a->data, k, dC, n, beta, dB, n);
+    KERNEL(dev, gemm, true, false, k, n, m, 1.0f, a->data, k, dC, n, beta, dB, n);
   }
 }
 
@@ -57,11 +51,11 @@ Tensor *t_matmul(Tensor *a, Tensor *b) {
   if (a->shape[1] != b->shape[0])
     tensor_error("t_matmul", "inner dimensions differ: %s @ %s (columns of the first must equal "
                  "rows of the second)", shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb));
-  need_cpu("t_matmul", a, b);
+  tensor_same_device("t_matmul", a, b, NULL);
   int m = a->shape[0], k = a->shape[1], n = b->shape[1];
-  Tensor *out = tensor_new(2, (int[]){m, n}); /* (m, n) */
-  out->name = "matmul";
-  gemm(false, false, m, n, k, 1.0f, a->data, k, b->data, n, 0.0f, out->data, n);
+  Tensor *out = new_on(a, 2, (int[]){m, n}, "matmul"); /* (m, n) */
+  KERNEL(a->device, gemm, false, false, m, n, k, 1.0f, a->data, k, b->data, n, 0.0f, out->data,
+         n);
   if (ag_needs_grad(a, b, NULL)) {
     out->iarg[0] = m;
     out->iarg[1] = n;
@@ -81,20 +75,21 @@ static void bmm_backward(Tensor *out) {
   bool nt = out->iarg[4];
   int ldb = nt ? k : n; /* b is (B, k, n), or (B, n, k) when nt */
   const float *dC = out->grad;
+  const Device dev = out->device;
   float beta;
   if (a->requires_grad) { /* dA[i] (m,k) += dC[i] (m,n) @ op(B[i])^T (n,k) */
     float *dA = grad_beta(a, &beta);
-    gemm_batched(false, !nt, m, k, n, 1.0f, dC, n, (long)m * n, b->data, ldb, (long)k * n, beta,
-                 dA, k, (long)m * k, B);
+    KERNEL(dev, gemm_batched, false, !nt, m, k, n, 1.0f, dC, n, (long)m * n, b->data, ldb,
+           (long)k * n, beta, dA, k, (long)m * k, B);
   }
   if (b->requires_grad) {
     float *dB = grad_beta(b, &beta);
     if (nt) /* dB[i] (n,k) += dC[i]^T (n,m) @ A[i] (m,k) */
-      gemm_batched(true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k, (long)m * k, beta,
-                   dB, k, (long)n * k, B);
+      KERNEL(dev, gemm_batched, true, false, n, k, m, 1.0f, dC, n, (long)m * n, a->data, k,
+             (long)m * k, beta, dB, k, (long)n * k, B);
     else /* dB[i] (k,n) += A[i]^T (k,m) @ dC[i] (m,n) */
-      gemm_batched(true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n, (long)m * n, beta,
-                   dB, n, (long)k * n, B);
+      KERNEL(dev, gemm_batched, true, false, k, n, m, 1.0f, a->data, k, (long)m * k, dC, n,
+             (long)m * n, beta, dB, n, (long)k * n, B);
   }
 }
 
@@ -110,12 +105,11 @@ static Tensor *bmm_impl(const char *op, Tensor *a, Tensor *b, bool nt) {
                  shape_str(a, sa, sizeof sa), shape_str(b, sb, sizeof sb),
                  nt ? "(B, m, k) @ (B, n, k)^T" : "(B, m, k) @ (B, k, n)",
                  nt ? "last dimensions" : "inner dimensions");
-  need_cpu(op, a, b);
+  tensor_same_device(op, a, b, NULL);
   int B = a->shape[0], m = a->shape[1], k = a->shape[2], n = b->shape[nt ? 1 : 2];
-  Tensor *out = tensor_new(3, (int[]){B, m, n}); /* (B, m, n) */
-  out->name = nt ? "bmm_nt" : "bmm";
-  gemm_batched(false, nt, m, n, k, 1.0f, a->data, k, (long)m * k, b->data, nt ? k : n,
-               (long)k * n, 0.0f, out->data, n, (long)m * n, B);
+  Tensor *out = new_on(a, 3, (int[]){B, m, n}, nt ? "bmm_nt" : "bmm"); /* (B, m, n) */
+  KERNEL(a->device, gemm_batched, false, nt, m, n, k, 1.0f, a->data, k, (long)m * k, b->data,
+         nt ? k : n, (long)k * n, 0.0f, out->data, n, (long)m * n, B);
   if (ag_needs_grad(a, b, NULL)) {
     out->iarg[0] = B;
     out->iarg[1] = m;
@@ -131,44 +125,25 @@ Tensor *t_bmm(Tensor *a, Tensor *b) { return bmm_impl("t_bmm", a, b, false); }
 
 Tensor *t_bmm_nt(Tensor *a, Tensor *b) { return bmm_impl("t_bmm_nt", a, b, true); }
 
-/* ---------- t_linear: x (..., in) @ W (in, out) + b (out) -> (..., out) ---------- */
-
-/* dst[0..n) = src[0..n) in blocks of 8 floats (one vector move each), the last block
- * overlapping the one before: rows are short, and memcpy (which GCC would also make of a plain
- * copy loop) costs a library call per row. */
-static inline void copy_row(float *restrict dst, const float *restrict src, int n) {
-  if (n < 8) {
-    memcpy(dst, src, sizeof(float) * (size_t)n);
-    return;
-  }
-  int j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; k++) dst[j + k] = src[j + k];
-  if (j < n)
-    for (int k = 0; k < 8; k++) dst[n - 8 + k] = src[n - 8 + k];
-}
-/* The leading dims of x are flattened into rows, so the whole layer is one GEMM. */
+/* ---------- t_linear: x (..., in) @ W (in, out) + b (out) -> (..., out) ----------
+ * The leading dims of x are flattened into rows, so the whole layer is one GEMM. */
 
 static void linear_backward(Tensor *out) {
   Tensor *x = out->in[0], *W = out->in[1], *b = out->in[2];
   int rows = out->iarg[0], in = out->iarg[1], nout = out->iarg[2];
   const float *dY = out->grad;
+  const Device dev = out->device;
   float beta;
   if (x->requires_grad) { /* dx (rows,in) += dY (rows,out) @ W^T (out,in) */
     float *dx = grad_beta(x, &beta);
-    gemm(false, true, rows, in, nout, 1.0f, dY, nout, W->data, nout, beta, dx, in);
+    KERNEL(dev, gemm, false, true, rows, in, nout, 1.0f, dY, nout, W->data, nout, beta, dx, in);
   }
   if (W->requires_grad) { /* dW (in,out) += x^T (in,rows) @ dY (rows,out) */
     float *dW = grad_beta(W, &beta);
-    gemm(true, false, in, nout, rows, 1.0f, x->data, in, dY, nout, beta, dW, nout);
+    KERNEL(dev, gemm, true, false, in, nout, rows, 1.0f, x->data, in, dY, nout, beta, dW, nout);
   }
-  if (b && b->requires_grad) { /* db (out) += column sums of dY */
-    float *db = tensor_grad(b);
-    for (int r = 0; r < rows; r++) {
-      const float *g = dY + (size_t)r * nout;
-      for (int j = 0; j < nout; j++) db[j] += g[j];
-    }
-  }
+  if (b && b->requires_grad) /* db (out) += column sums of dY */
+    KERNEL(dev, bias_grad, tensor_grad(b), dY, rows, nout);
 }
 
 Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b) {
@@ -184,20 +159,17 @@ Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b) {
   if (b && (b->ndim != 1 || b->shape[0] != W->shape[1]))
     tensor_error("t_linear", "the bias must have shape (%d) to match the weight %s, got %s",
                  W->shape[1], shape_str(W, sw, sizeof sw), shape_str(b, sb, sizeof sb));
-  need_cpu("t_linear", x, W);
-  if (b) need_cpu("t_linear", b, NULL);
+  tensor_same_device("t_linear", x, W, b);
   int in = W->shape[0], nout = W->shape[1];
   int rows = in ? (int)(x->size / in) : (int)shape_numel(x->ndim - 1, x->shape);
   int shape[T_MAXDIM];
   memcpy(shape, x->shape, sizeof shape);
   shape[x->ndim - 1] = nout;
-  Tensor *out = tensor_new(x->ndim, shape); /* (..., out) */
-  out->name = "linear";
-  float *Y = out->data;
-  if (b) { /* seed every row with the bias and let the GEMM accumulate onto it (beta = 1) */
-    for (int r = 0; r < rows; r++) copy_row(Y + (size_t)r * nout, b->data, nout);
-  }
-  gemm(false, false, rows, nout, in, 1.0f, x->data, in, W->data, nout, b ? 1.0f : 0.0f, Y, nout);
+  Tensor *out = new_on(x, x->ndim, shape, "linear"); /* (..., out) */
+  /* seed every row with the bias and let the GEMM accumulate onto it (beta = 1) */
+  if (b) KERNEL(x->device, bias_rows, out->data, b->data, rows, nout);
+  KERNEL(x->device, gemm, false, false, rows, nout, in, 1.0f, x->data, in, W->data, nout,
+         b ? 1.0f : 0.0f, out->data, nout);
   if (ag_needs_grad(x, W, b)) {
     out->iarg[0] = rows;
     out->iarg[1] = in;

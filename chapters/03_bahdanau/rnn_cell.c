@@ -1,5 +1,6 @@
-/* rnn.c — GRU and LSTM for lab 03: the fused cell the models train with, and d2l's multi-layer
- * nn.GRU / nn.LSTM built on it.
+/* rnn_cell.c — GRU and LSTM for lab 03: the fused cell the models train with, and d2l's
+ * multi-layer nn.GRU / nn.LSTM built on it. The cell's loops are the device's rnn_cell kernel
+ * (common/cpu/cpu_rnn.c on the CPU); here is its front: checks, output, tape.
  *
  * Why fused: written with the generic ops (exercises 3.1 and 3.2), one GRU step is about 15
  * tape nodes, each a pass over small (batch, H) arrays. Here the whole step — h @ W_hh + b_hh,
@@ -16,8 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/gemm.h"
-#include "../../common/fastmath.h"
+#include "../../common/backend.h"
 #include "lab03/lab03.h"
 
 typedef struct CellSaved {
@@ -32,67 +32,16 @@ typedef struct CellSaved {
 static void rnn_cell_backward(Tensor *out) {
   const CellSaved *s = out->aux;
   Tensor *gx = out->in[0], *Hp = out->in[1], *Cp = out->in[2];
-  const int B = s->B, H = s->H, G = s->G;
-  const float *dout = out->grad;
-  float *dgh = arena_alloc(sizeof(float) * (size_t)B * (size_t)G); /* (B, G) */
+  const Device dev = out->device;
+  float *dgh = dev_alloc(dev, sizeof(float) * (size_t)s->B * (size_t)s->G); /* (B, G) scratch */
   float *dgx = gx->requires_grad ? tensor_grad(gx) + s->gx_off : NULL;
   float *dC = Cp && Cp->requires_grad ? tensor_grad(Cp) : NULL;
-  for (int b = 0; b < B; b++) {
-    const float *a = s->act + (size_t)b * G, *e = s->extra + (size_t)b * H;
-    const float *hp = Hp->data + (size_t)b * H;
-    float *dg = dgh + (size_t)b * G;
-    if (s->kind == RNN_GRU) {
-      const float *dh = dout + (size_t)b * H;
-      for (int j = 0; j < H; j++) {
-        float r = a[j], z = a[H + j], n = a[2 * H + j];
-        float dn = dh[j] * (1 - z), dz = dh[j] * (hp[j] - n);
-        float dan = dn * (1 - n * n);
-        float dar = dan * e[j] * r * (1 - r), daz = dz * z * (1 - z);
-        dg[j] = dar;
-        dg[H + j] = daz;
-        dg[2 * H + j] = dan * r; /* gh_n enters as r * gh_n */
-        if (dgx) {
-          float *x = dgx + (size_t)b * G;
-          x[j] += dar;
-          x[H + j] += daz;
-          x[2 * H + j] += dan;
-        }
-      }
-    } else {
-      const float *dh = dout + (size_t)b * 2 * H, *dc_in = dh + H;
-      const float *cp = Cp->data + (size_t)b * H;
-      for (int j = 0; j < H; j++) {
-        float i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], tc = e[j];
-        float dc = dc_in[j] + dh[j] * o * (1 - tc * tc);
-        dg[j] = dc * g * i * (1 - i);
-        dg[H + j] = dc * cp[j] * f * (1 - f);
-        dg[2 * H + j] = dc * i * (1 - g * g);
-        dg[3 * H + j] = dh[j] * tc * o * (1 - o);
-        if (dC) dC[(size_t)b * H + j] += dc * f;
-      }
-      if (dgx) {
-        float *x = dgx + (size_t)b * G;
-        for (int j = 0; j < G; j++) x[j] += dg[j];
-      }
-    }
-  }
-  /* dh_prev = dgh @ W_hh^T (+ the direct path z * dh for the GRU); dW_hh += h^T dgh */
-  if (Hp->requires_grad) {
-    float *dH = tensor_grad(Hp);
-    if (s->kind == RNN_GRU) {
-      for (int b = 0; b < B; b++)
-        for (int j = 0; j < H; j++)
-          dH[(size_t)b * H + j] += dout[(size_t)b * H + j] * s->act[(size_t)b * G + H + j];
-    }
-    gemm(false, true, B, H, G, 1.0f, dgh, G, s->W_hh->data, G, 1.0f, dH, H);
-  }
-  if (s->W_hh->requires_grad)
-    gemm(true, false, H, G, B, 1.0f, Hp->data, H, dgh, G, 1.0f, tensor_grad(s->W_hh), G);
-  if (s->b_hh && s->b_hh->requires_grad) {
-    float *db = tensor_grad(s->b_hh);
-    for (int b = 0; b < B; b++)
-      for (int j = 0; j < G; j++) db[j] += dgh[(size_t)b * G + j];
-  }
+  float *dH = Hp->requires_grad ? tensor_grad(Hp) : NULL;
+  float *dW = s->W_hh->requires_grad ? tensor_grad(s->W_hh) : NULL;
+  float *db = s->b_hh && s->b_hh->requires_grad ? tensor_grad(s->b_hh) : NULL;
+  KERNEL(dev, rnn_cell_grad, s->kind == RNN_GRU ? CELL_GRU : CELL_LSTM, out->grad, s->act,
+         s->extra, Hp->data, Cp ? Cp->data : NULL, s->W_hh->data, dgh, dgx, dC, dH, dW, db,
+         s->B, s->H);
 }
 
 /* gx: (B, G), or (T, B, G) with this step's rows at step t. */
@@ -117,53 +66,19 @@ static Tensor *cell_at(RnnKind kind, Tensor *gx, int t, Tensor *Hp, Tensor *Cp, 
   if (kind == RNN_LSTM && (!Cp || !tensor_same_shape(Cp, Hp)))
     tensor_error(op, "the LSTM needs C with H's shape %s", shape_str(Hp, s1, sizeof s1));
 
+  tensor_same_device(op, gx, Hp, W_hh);
+  tensor_same_device(op, gx, Cp, b_hh);
+  const Device dev = gx->device;
   long off = (long)t * B * G;
-  float *act = arena_alloc(sizeof(float) * (size_t)B * (size_t)G);   /* (B, G) */
-  float *extra = arena_alloc(sizeof(float) * (size_t)B * (size_t)H); /* (B, H) */
-  /* act = h @ W_hh + b_hh first (gh), then overwritten by the activations row by row */
-  gemm(false, false, B, G, H, 1.0f, Hp->data, H, W_hh->data, G, 0.0f, act, G);
-  Tensor *out = kind == RNN_GRU ? tensor_new(2, (const int[]){B, H})
-                                : tensor_new(2, (const int[]){B, 2 * H});
+  float *act = dev_alloc(dev, sizeof(float) * (size_t)B * (size_t)G);   /* (B, G) */
+  float *extra = dev_alloc(dev, sizeof(float) * (size_t)B * (size_t)H); /* (B, H) */
+  Tensor *out = kind == RNN_GRU ? tensor_new_on(dev, 2, (const int[]){B, H})
+                                : tensor_new_on(dev, 2, (const int[]){B, 2 * H});
   out->name = "rnn_cell_fused";
-  /* the gate loops are written branch-free over j with `omp simd` so they vectorize: a
-   * scalar version of this loop was 45% of the training time in a profile */
-  for (int b = 0; b < B; b++) {
-    float *restrict a = act + (size_t)b * G, *restrict e = extra + (size_t)b * H;
-    const float *restrict x = gx->data + off + (size_t)b * G;
-    const float *restrict hp = Hp->data + (size_t)b * H;
-    if (b_hh)
-      for (int j = 0; j < G; j++) a[j] += b_hh->data[j];
-    if (kind == RNN_GRU) {
-      float *restrict h = out->data + (size_t)b * H;
-#pragma omp simd
-      for (int j = 0; j < H; j++) {
-        float ghn = a[2 * H + j];
-        float r = fast_sigmoidf(x[j] + a[j]), z = fast_sigmoidf(x[H + j] + a[H + j]);
-        float n = fast_tanhf(x[2 * H + j] + r * ghn);
-        a[j] = r;
-        a[H + j] = z;
-        a[2 * H + j] = n;
-        e[j] = ghn;
-        h[j] = (1 - z) * n + z * hp[j];
-      }
-    } else {
-      float *restrict h = out->data + (size_t)b * 2 * H, *restrict c = h + H;
-      const float *restrict cp = Cp->data + (size_t)b * H;
-#pragma omp simd
-      for (int j = 0; j < H; j++) {
-        float i = fast_sigmoidf(a[j] + x[j]), f = fast_sigmoidf(a[H + j] + x[H + j]);
-        float g = fast_tanhf(a[2 * H + j] + x[2 * H + j]), o = fast_sigmoidf(a[3 * H + j] + x[3 * H + j]);
-        a[j] = i;
-        a[H + j] = f;
-        a[2 * H + j] = g;
-        a[3 * H + j] = o;
-        float cn = f * cp[j] + i * g, tc = fast_tanhf(cn);
-        c[j] = cn;
-        e[j] = tc;
-        h[j] = o * tc;
-      }
-    }
-  }
+  /* act = h @ W_hh + b_hh, then the gates and the new state, in one kernel */
+  KERNEL(dev, rnn_cell, kind == RNN_GRU ? CELL_GRU : CELL_LSTM, gx->data + off, Hp->data,
+         Cp ? Cp->data : NULL, W_hh->data, b_hh ? b_hh->data : NULL, act, extra, out->data, B,
+         H);
   if (ag_needs_grad(gx, Hp, Cp) || (ag_grad_enabled() && (W_hh->requires_grad ||
                                                           (b_hh && b_hh->requires_grad)))) {
     CellSaved *s = arena_alloc(sizeof *s);
