@@ -109,7 +109,8 @@ SELFTEST := $(SELFTEST_DIR)/grade $(foreach s,good hostile,$(SELFTEST_DIR)/$(s)/
 $(SELFTEST_DIR)/grade: $(GRADER)
 	@mkdir -p $(@D) && cp $< $@
 $(SELFTEST_DIR)/%/sub.o: $(GKIT)/tests/grader/submission_%.o tests/grader/fake_symbols.txt
-	@mkdir -p $(@D)
+	@# a build tree from before the runner split has build/grader/good and /hostile as programs
+	@[ -d $(@D) ] || { rm -f $(@D); mkdir -p $(@D); }
 	objcopy --keep-global-symbols=tests/grader/fake_symbols.txt $< $@
 $(SELFTEST_DIR)/%/grade-run: $(SELFTEST_DIR)/%/sub.o $(SELFTEST_KIT) $(LIBCOMMON)
 	$(CC) $(CFLAGS) -o $@ $< $(SELFTEST_KIT) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
