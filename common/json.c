@@ -130,7 +130,7 @@ size_t json_utf8_len(const unsigned char *p) {
 
 /* A JSON string: quotes, backslashes and control characters escaped; well-formed UTF-8 passes
  * through, any other byte becomes U+FFFD, so the file is always valid JSON. */
-static void write_string(FILE *f, const char *s) {
+void json_write_string(FILE *f, const char *s) {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p;) {
     unsigned char ch = *p;
@@ -164,7 +164,7 @@ static void write_string(FILE *f, const char *s) {
 
 void json_key(JsonW *w, const char *key) {
   before_item(w, 1, 0);
-  write_string(w->f, key ? key : "");
+  json_write_string(w->f, key ? key : "");
   fputs(w->indent ? ": " : ":", w->f);
   w->after_key = 1;
 }
@@ -172,7 +172,7 @@ void json_key(JsonW *w, const char *key) {
 void json_str(JsonW *w, const char *s) {
   before_item(w, 0, 0);
   if (s)
-    write_string(w->f, s);
+    json_write_string(w->f, s);
   else
     fputs("null", w->f);
 }

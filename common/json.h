@@ -35,6 +35,9 @@ void json_tensor(JsonW *w, const struct Tensor *t);
  * such bytes into U+FFFD). */
 #include <stddef.h>
 size_t json_utf8_len(const unsigned char *p);
+/* s as a JSON string literal on f: quotes, backslashes and control characters escaped, and
+ * U+FFFD for each byte that is not part of well-formed UTF-8 (untrusted text is safe here). */
+void json_write_string(FILE *f, const char *s);
 /* key + value shorthands */
 #define json_kv_num(w, k, v) (json_key((w), (k)), json_num((w), (v)))
 #define json_kv_int(w, k, v) (json_key((w), (k)), json_int((w), (v)))

@@ -968,36 +968,6 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
   }
 }
 
-/* JSON string from untrusted bytes: escapes, and U+FFFD for bytes that are not well-formed
- * UTF-8 (json_utf8_len: no overlongs, surrogates or code points past U+10FFFF). */
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p;) {
-    unsigned c = *p;
-    if (c == '"' || c == '\\') {
-      fputc('\\', f);
-      fputc((int)c, f);
-    } else if (c == '\n') {
-      fputs("\\n", f);
-    } else if (c == '\t') {
-      fputs("\\t", f);
-    } else if (c < 0x20 || c == 0x7f) {
-      fprintf(f, "\\u%04x", c);
-    } else if (c >= 0x80) {
-      size_t n = json_utf8_len(p);
-      if (n)
-        fwrite(p, 1, n, f);
-      else
-        fputs("\\ufffd", f);
-      p += n ? n : 1;
-      continue;
-    } else {
-      fputc((int)c, f);
-    }
-    p++;
-  }
-  fputc('"', f);
-}
 
 static char *test_report(const Graded *t) {
   Str b = {0};
@@ -1029,22 +999,22 @@ static bool write_results(const char *path, Graded **sel, int n, int score, int 
     return false;
   }
   fprintf(f, "{\n  \"score\": %d,\n  \"execution_time\": %.2f,\n  \"output\": ", score, seconds);
-  json_string(f, summary);
+  json_write_string(f, summary);
   fprintf(f, ",\n  \"visibility\": \"visible\",\n  \"extra_data\": {\"max_score\": %d, "
              "\"variant\": ", max_score);
-  json_string(f, GRADE_VARIANT);
+  json_write_string(f, GRADE_VARIANT);
   fprintf(f, ", \"reference\": %s", g_have_ref ? "true" : "false");
   fprintf(f, "},\n  \"tests\": [\n");
   for (int i = 0; i < n; i++) {
     const Graded *t = sel[i];
     char *report = test_report(t);
     fprintf(f, "    {\"name\": ");
-    json_string(f, t->name);
+    json_write_string(f, t->name);
     fprintf(f, ", \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"visibility\": \"%s\", "
                "\"extra_data\": {\"outcome\": \"%s\", \"seconds\": %.2f}, \"output\": ",
             t->score, t->points, t->outcome == OUT_PASSED ? "passed" : "failed",
             t->hidden ? "after_due_date" : "visible", OUTCOME_ID[t->outcome], t->seconds);
-    json_string(f, report);
+    json_write_string(f, report);
     fprintf(f, "}%s\n", i + 1 < n ? "," : "");
     free(report);
   }
