@@ -63,7 +63,7 @@ Tensor *additive_scores_fused(Tensor *q, Tensor *kp, Tensor *w_v) {
         float *t = T ? T + (((size_t)b * Q + i) * K + j) * h : tmp;
         float s = 0;
 #pragma omp simd reduction(+ : s)
-        for (int c = 0; c < h; c++) {
+        for (int c = 0; c < h; c++) { /* hot */
           t[c] = fast_tanhf(qi[c] + kj[c]);
           s += w[c] * t[c];
         }

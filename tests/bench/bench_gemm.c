@@ -19,7 +19,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_ACCELERATE
+#include <Accelerate/Accelerate.h> /* macOS: the CBLAS columns are Accelerate's */
+#elif defined(AL_HAVE_CBLAS)
 #include <cblas.h>
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
@@ -103,7 +105,7 @@ static void set_threads(int n) {
 #ifdef _OPENMP
   omp_set_num_threads(n);
 #endif
-#ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_OPENBLAS
   openblas_set_num_threads(n);
 #endif
   (void)n;
@@ -246,8 +248,10 @@ int main(int argc, char **argv) {
   cpu_name(cpu, sizeof cpu);
   printf("GEMM benchmark on %s, %d thread%s; built-in kernel: %s; gemm() backend '%s'", cpu,
          g_threads, g_threads == 1 ? "" : "s", gemm_builtin_kernel(), gemm_backend());
-#ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_OPENBLAS
   printf(" (OpenBLAS core '%s')", openblas_get_corename());
+#elif defined(AL_CBLAS_ACCELERATE)
+  printf(" (CBLAS: Apple Accelerate; its columns say OpenBLAS)");
 #else
   printf(" (no CBLAS found: OpenBLAS columns left out)");
 #endif
