@@ -501,9 +501,28 @@ static void cblas_serial(bool tA, bool tB, int m, int n, int k, float alpha, con
 }
 #endif
 
+static double g_flops; /* gemm_flops(); updated atomically (ops may call gemm from threads) */
+
+static void count_flops(double macs) {
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+  g_flops += 2.0 * macs;
+}
+
+double gemm_flops(void) {
+  double f;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+  f = g_flops;
+  return f;
+}
+
 void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const float *A, int lda,
           const float *B, int ldb, float beta, float *C, int ldc) {
   if (m <= 0 || n <= 0) return;
+  if (k > 0) count_flops((double)m * n * k);
   if (k <= 0 || alpha == 0.0f) { /* also keeps CBLAS away from its lda >= max(1, k) checks */
     scale_c(m, n, beta, C, ldc);
     return;
@@ -541,6 +560,7 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
    * (gemm_builtin sees omp_in_parallel), which beats threading every small product. */
   if (count > 1) nt = par_threads(macs);
   if (nt > 1) {
+    if (k > 0) count_flops(macs); /* the serial branch below counts through gemm() */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < count; i++)
       gemm_builtin(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb,

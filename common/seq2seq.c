@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "data.h"
+#include "gemm.h"
 #include "plot.h"
 #include "util.h"
 
@@ -81,7 +82,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
                         false, 0); /* drawn once, at the end: no gnuplot inside the timing */
   }
   int rc = 0;
-  double total_time = 0, last_rate = 0;
+  double total_time = 0, last_rate = 0, flops0 = gemm_flops();
   long total_tokens = 0;
   for (int ep = 0; ep < epochs; ep++) {
     double t0 = now_seconds();
@@ -137,9 +138,15 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   res->tokens = total_tokens;
   res->tokens_per_sec = total_time > 0 ? total_tokens / total_time : 0;
   res->last_epoch_tokens_per_sec = last_rate;
-  if (!cfg->quiet && rc == 0)
+  if (!cfg->quiet && rc == 0) {
     printf("loss %.3f, %.1f tokens/sec on %s\n", res->final_loss, res->last_epoch_tokens_per_sec,
            dev);
+    /* the arithmetic rate of the matrix products (most of the work at the d2l-1.0 sizes) */
+    double gf = (gemm_flops() - flops0) * 1e-9;
+    if (total_time > 0)
+      printf("matrix products: %.1f GFLOP in %.2f s of training, %.1f GFLOP/s\n", gf, total_time,
+             gf / total_time);
+  }
   return rc;
 }
 

@@ -197,12 +197,14 @@ static void cpu_name(char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false;
+  bool quick = false, peak_only = false; /* --peak: one line, the FMA peaks (make bench rows) */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (strcmp(argv[i], "--peak") == 0)
+      peak_only = true;
     else
-      die("bench_gemm: unknown argument '%s' (usage: bench_gemm [--quick])", argv[i]);
+      die("bench_gemm: unknown argument '%s' (usage: bench_gemm [--quick] [--peak])", argv[i]);
   }
   if (quick) {
     g_batches = 3;
@@ -211,6 +213,11 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   g_threads = omp_get_max_threads();
 #endif
+  if (peak_only) {
+    double p1 = peak_gflops(1), pn = g_threads > 1 ? peak_gflops(g_threads) : p1;
+    printf("peak %.0f GFLOP/s on 1 thread, %.0f on %d\n", p1, pn, g_threads);
+    return 0;
+  }
   /* The lab shapes (m x k . k x n), from the presets: lab03 classic (batch 64, hidden 32,
    * num_steps 10, vocab 201) and d2l-1.0 (batch 128, hidden 256); lab06 classic (batch 64,
    * hidden 32, FFN 64, 4 heads of 8, num_steps 10); lab07 cpu preset (batch 128, 16 patches +

@@ -52,6 +52,10 @@ else
   spe=$(sed -n 's/^\([0-9.]*\) s per epoch.*/\1/p' "$log")
 fi
 note "${spe:-?} s/epoch (d2l 1.0's own run: 30 epochs)"
+gflops=$(sed -n 's/^matrix products: .* \([0-9.]*\) GFLOP\/s$/\1/p' "$log")
+# the machine's FMA peak, measured now (a busy machine lowers both numbers alike)
+peak=$([ -x "${BENCH_GEMM:-}" ] && "$BENCH_GEMM" --peak)
+note "matrix products ${gflops:-?} GFLOP/s; ${peak:-peak: not measured (BENCH_GEMM unset)}"
 
 if [ "$lab" = lab06 ]; then
   note "(a C++ reimplementation of the d2l-1.0 Transformer, -O3 on this machine: ~64 s/epoch)"
