@@ -83,6 +83,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   }
   int rc = 0;
   double total_time = 0, last_rate = 0, flops0 = gemm_flops();
+  ag_set_release_grads(true); /* only the parameters' gradients are read after backward */
   long total_tokens = 0;
   for (int ep = 0; ep < epochs; ep++) {
     double t0 = now_seconds();
@@ -129,6 +130,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
                                        "tokens/sec", dev);
     }
   }
+  ag_set_release_grads(false);
   if (!cfg->quiet) progress_done();
   if (anim) animator_close(anim);
   nmt_iter_free(&it);

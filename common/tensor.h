@@ -111,6 +111,12 @@ void ag_record_view(Tensor *out, Tensor *x);
 void ag_backward(Tensor *loss);
 /* Same, seeding the output gradient with `seed` (size of out). */
 void ag_backward_with(Tensor *out, const float *seed);
+/* Training loops that keep only the parameters' gradients: with this on, ag_backward hands each
+ * node's gradient buffer back as soon as that node's backward has run (nothing reads it after),
+ * and later gradients of the step reuse it, so the step's peak memory holds the gradients of a
+ * few layers instead of all of them (the book ViT: 1.5 GB -> see lab07). The node's grad is
+ * NULL afterwards: leave it off (the default) to read intermediate gradients after backward. */
+void ag_set_release_grads(bool on);
 /* End of a step: clear the tape and rewind the activation arena (parameters untouched). */
 void ag_step_reset(void);
 size_t ag_tape_len(void);

@@ -52,13 +52,15 @@ export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
 export LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu
 run() { timeout 900 qemu-aarch64 "$@"; }
 
+start=$(date +%s)
 out=$(run "$B/solutions/test_unit" 2>&1)
+rc=$?
 line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
 if [ -n "$line" ] && [ "$(echo "$line" | awk '{print $3}')" = 0 ]; then
-  ok "unit tests under qemu: $line"
+  ok "unit tests under qemu: $line ($(($(date +%s) - start)) s)"
 else
-  bad "unit tests under qemu: ${line:-no summary line}"
-  echo "$out" | grep -E '^(FAIL|not ok)' | head -20
+  bad "unit tests under qemu: ${line:-no summary line} (exit $rc after $(($(date +%s) - start)) s)"
+  echo "$out" | grep -vE '^ok ' | tail -20
 fi
 
 tmp=$(mktemp -d /tmp/aarch64_test.XXXXXX)
