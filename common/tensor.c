@@ -106,6 +106,18 @@ static void *arena_alloc_big(size_t need) {
   return b.p;
 }
 
+bool arena_release(void *p) {
+  for (size_t i = 0; p && i < g_big_used; i++)
+    if (g_big[i].p == p) {
+      BigBlock b = g_big[i];
+      g_big[i] = g_big[--g_big_used]; /* the last one handed out takes its place */
+      g_big[g_big_used] = b;          /* and b joins the free ones */
+      g_used_total -= b.cap;
+      return true;
+    }
+  return false;
+}
+
 void *arena_alloc(size_t bytes) {
   size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (need == 0) need = ARENA_ALIGN;
@@ -397,12 +409,20 @@ void ag_backward_with(Tensor *out, const float *seed) {
     if (t->grad && t->backward) {
       t->backward(t);
       /* Its consumers (later on the tape) have all run: nothing adds to or reads t's gradient
-       * again. A view's buffer is its base's, which is still to come. */
-      if (g_release_grads && t->backward != view_backward && !t->is_param &&
-          g_nfree_grads < FREE_GRADS) {
-        g_free_grads[g_nfree_grads].p = t->grad;
-        g_free_grads[g_nfree_grads++].n = t->size ? t->size : 1;
+       * or its values again. A view's buffers are its base's, which is still to come. Big
+       * buffers go back to the arena (any later allocation may reuse them), small gradients
+       * to the gradient pool. */
+      if (g_release_grads && t->backward != view_backward && !t->is_param) {
+        long n = t->size ? t->size : 1;
+        if ((size_t)n * sizeof(float) >= ARENA_BIG) {
+          arena_release(t->grad);
+        } else if (g_nfree_grads < FREE_GRADS) {
+          g_free_grads[g_nfree_grads].p = t->grad;
+          g_free_grads[g_nfree_grads++].n = n;
+        }
         t->grad = NULL;
+        if (arena_release(t->data)) t->data = NULL; /* a big block; small values stay (the
+                                                      * loop reads the loss after backward) */
       }
     }
   }

@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   float lr = 0.005f;
   int heldout = 200;
   bool no_compare = false, unfused = false;
-  int threads = 0;
+  int threads = 1;
   const CliOpt extra_opts[] = {
       {"--rnn", OPT_STR, &rnn_name, "gru or lstm (the book's exercise 1)"},
       {"--attention", OPT_STR, &attn_name,
@@ -113,14 +113,22 @@ int main(int argc, char **argv) {
       {"--no-compare", OPT_FLAG, &no_compare,
        "with --rnn lstm / --attention dot: skip training the GRU + additive baseline"},
       {"--threads", OPT_INT, &threads,
-       "OpenMP threads (0: per preset: 1 for d2l-0.17, all cores for d2l-1.0)"},
+       "OpenMP threads (1: this model's ops are too small to split; 0: OpenMP's choice)"},
       {"--unfused", OPT_FLAG, &unfused,
        "train with your readable exercise functions instead of the fused kernels (slower)"},
       {NULL, 0, NULL, NULL}};
   cli_parse(argc, argv, "lab03",
             "Bahdanau attention: GRU encoder-decoder with additive attention, English->French",
             &args, extra_opts);
-  if (threads < 0) die("lab03: --threads must be >= 0 (0: the preset's choice), got %d", threads);
+#ifdef _OPENMP
+  /* Measured on the 2-core test machine: with two threads every op large enough to fork
+   * (the output layer, the loss) waits on the other core, and training ran 5-10x slower.
+   * --preset d2l-1.0 too, though its per-step products are 25M+ multiply-adds: 4 epochs took
+   * 30 s on one thread and 125 s on two (AVX2 build, the machine shared with other jobs), and
+   * 2.5 s vs 4.6-7.9 s for 3 epochs with one other job running. So one thread for both
+   * presets; --threads 2 on a machine of your own. */
+  if (threads > 0) omp_set_num_threads(threads);
+#endif
   RnnKind kind;
   AttnKind akind;
   if (strcmp(rnn_name, "gru") == 0) kind = RNN_GRU;
@@ -139,15 +147,6 @@ int main(int argc, char **argv) {
     die("lab03: --epochs 0: training runs at least one epoch (to translate without training, "
         "--load a checkpoint saved with --save)");
   if (args.epochs > 0) hp.epochs = args.epochs;
-#ifdef _OPENMP
-  /* Threads per preset. d2l-0.17 (width 32, batch 64): one thread; its products (64x32x96)
-   * finish in about the time a fork/join to the second core costs, and measured on the 2-core
-   * machine two threads ran training 5-10x slower. d2l-1.0 (width 256, batch 128): each
-   * per-step product is 25M+ multiply-adds (~0.25 ms on one core), far above the fork cost, so
-   * gemm() splits them over every core. On a machine other jobs keep busy, --threads 1. */
-  if (threads == 0) threads = cfg.preset == NMT_D2L_10 ? omp_get_num_procs() : 1;
-  omp_set_num_threads(threads);
-#endif
   if (!(lr > 0)) die("lab03: --lr must be positive, got %g", (double)lr);
   hp.lr = lr;
   if (heldout < 0) die("lab03: --heldout must be >= 0");

@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
   LabArgs args;
   bool d2l_compat = false, no_heldout = false;
   const char *save = NULL, *load = NULL, *translate = NULL;
-  int heldout = 200, threads = 0;
+  int heldout = 200, threads = 1;
   float lr = 0;
   const CliOpt extra[] = {
       {"--d2l-compat", OPT_FLAG, &d2l_compat,
@@ -154,7 +154,8 @@ int main(int argc, char **argv) {
       {"--no-heldout", OPT_FLAG, &no_heldout, "skip the held-out BLEU-4"},
       {"--lr", OPT_FLOAT, &lr, "Adam learning rate (0: the preset's, 0.005 or 0.001 for d2l-1.0)"},
       {"--threads", OPT_INT, &threads,
-       "OpenMP threads (0: per preset: 1 for d2l-0.17, all cores for d2l-1.0)"},
+       "OpenMP threads (1: the products are too small to gain from a second thread, and "
+       "a busy second core stalls every parallel region; d2l-1.0 too on a shared machine)"},
       {NULL, 0, NULL, NULL},
   };
   cli_parse(argc, argv, "lab06", "the Transformer: blocks, training on English-French, heads",
@@ -164,7 +165,10 @@ int main(int argc, char **argv) {
     die("lab06: --epochs 0: training runs at least one epoch (to translate without training, "
         "--load a checkpoint saved with --save)");
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
-  if (threads < 0) die("lab06: --threads must be >= 0 (0: the preset's choice), got %d", threads);
+  if (threads < 1) die("lab06: --threads must be at least 1, got %d", threads);
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
 
   /***
 ## Positionwise Feed-Forward Networks
@@ -368,14 +372,6 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
       .d2l_compat = d2l_compat,
   };
   const int epochs = args.epochs > 0 ? args.epochs : (d2l10 ? 30 : 200);
-#ifdef _OPENMP
-  /* Threads per preset. d2l-0.17 (d = 32, 10 x 8 heads): one thread; its products are too small
-   * to gain from a second thread, and a busy second core stalls every parallel region.
-   * d2l-1.0 (d = 256, 1152 x 256 activations): the projections are ~75M multiply-adds each, far
-   * above the fork cost, so they split over every core. On a busy shared machine, --threads 1. */
-  if (threads == 0) threads = d2l10 ? omp_get_num_procs() : 1;
-  omp_set_num_threads(threads);
-#endif
   if (!(lr > 0)) lr = d2l10 ? 0.001f : 0.005f;
   ParamSet ps = {0};
   Transformer net;

@@ -3,7 +3,9 @@
  * 7.1–7.3 in labs/lab07/). */
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../common/util.h"
 #include "lab07/lab07.h"
@@ -46,10 +48,62 @@ void ViTMLP_init(ViTMLP *m, ParamSet *ps, const char *name, int num_hiddens, int
   m->dropout1.p = m->dropout2.p = dropout;
 }
 
+/* Recomputing H = dropout1(GELU(A)) for dense2's backward (see ViTMLP_forward). This node sits
+ * on the tape right after dense2's, so its backward runs just before dense2's: it rebuilds H's
+ * values from A and dropout1's saved mask (the same two expressions t_gelu and t_dropout
+ * evaluate, so the same bits) and passes its gradient on to Z unchanged. */
+typedef struct {
+  Tensor *A, *H; /* dense1's output, dropout1's output (values released after the forward) */
+} MlpRecompute;
+
+static void mlp_recompute_backward(Tensor *out) {
+  const MlpRecompute *r = out->aux;
+  bool grad_on = ag_grad_enabled();
+  ag_set_grad_enabled(false);
+  Tensor *G = t_gelu(r->A); /* (..., mlp_num_hiddens) */
+  ag_set_grad_enabled(grad_on);
+  const uint8_t *keep = r->H->aux; /* t_dropout's mask */
+  const float scale = r->H->farg[0];
+  for (long i = 0; i < G->size; i++) G->data[i] = G->data[i] * (keep[i] ? scale : 0.0f);
+  r->H->data = G->data;
+  float *dz = tensor_grad(out->in[0]);
+  for (long i = 0; i < out->size; i++) dz[i] += out->grad[i];
+}
+
 Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training) {
-  Tensor *H = t_gelu(Linear_forward(&m->dense1, X));           /* (..., mlp_num_hiddens) */
-  H = Dropout_forward(&m->dropout1, H, training);
-  return Dropout_forward(&m->dropout2, Linear_forward(&m->dense2, H), training); /* (..., h) */
+  Tensor *A = Linear_forward(&m->dense1, X);                   /* (..., mlp_num_hiddens) */
+  Tensor *G = t_gelu(A);
+  Tensor *H = Dropout_forward(&m->dropout1, G, training);
+  Tensor *Z = Linear_forward(&m->dense2, H);                   /* (..., h) */
+  if (H == G || !ag_needs_grad(Z, NULL, NULL) || !H->aux)      /* eval, or no dropout: plain */
+    return Dropout_forward(&m->dropout2, Z, training);
+  /* Memory (the book preset's MLP activations are 4736 x 2048, 39 MB each): no backward reads
+   * the values of G (GELU's backward reads A, dropout's its mask) or of Z (a linear layer's
+   * backward reads its input), and H's are rebuilt from A and the mask just before dense2's
+   * backward needs them (mlp_recompute_backward; the cost is one GELU pass). So once the forward
+   * is past them their buffers go back to the arena for the rest of the step. */
+  Tensor *R = arena_calloc(sizeof *R); /* Z's values, with the recompute node on the tape */
+  R->data = Z->data;
+  R->ndim = Z->ndim;
+  memcpy(R->shape, Z->shape, sizeof R->shape);
+  R->size = Z->size;
+  R->device = Z->device;
+  R->name = "vit_mlp_recompute";
+  MlpRecompute *rc = arena_alloc(sizeof *rc);
+  *rc = (MlpRecompute){A, H};
+  R->aux = rc;
+  ag_record(R, mlp_recompute_backward, Z, NULL, NULL);
+  Tensor *out = Dropout_forward(&m->dropout2, R, training);
+  /* each pointer is cleared with its release: a released block may be handed out again */
+  arena_release(G->data);
+  G->data = NULL;
+  arena_release(H->data);
+  H->data = NULL; /* until mlp_recompute_backward rebuilds it */
+  if (out != R) {
+    arena_release(Z->data);
+    Z->data = R->data = NULL;
+  }
+  return out;
 }
 
 void ViTBlock_init(ViTBlock *blk, ParamSet *ps, const char *name, int num_hiddens,
