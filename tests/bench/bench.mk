@@ -18,6 +18,12 @@ BENCH_ARGS ?=
 # The lab binaries a bench runs: ./labNN for this CPU's build, $(B)/bin/labNN with ISA=avx2|avx512
 # (make bench ISA=avx2 beside make bench: what a student's AVX2 laptop gets, on this machine).
 LAB_BIN := $(if $(ISA),$(B)/bin,.)
+# OpenBLAS picks its kernels by the CPU it runs on, not by -march: on an AVX-512 machine an AVX2
+# build would still get OpenBLAS's AVX-512 kernels for the large products. Pin them to the AVX2
+# ("Haswell") ones, as an AVX2 laptop would run.
+ifeq ($(ISA),avx2)
+export OPENBLAS_CORETYPE := Haswell
+endif
 
 .PHONY: bench bench-gemm
 bench: bench-gemm
