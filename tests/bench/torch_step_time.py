@@ -94,6 +94,7 @@ def lab06(steps):
 
 def lab07(steps):
     import lab07_reference as m
+    m.IMG, m.PATCH, m.HID, m.MLP, m.HEADS = 96, 16, 512, 2048, 8  # module globals some layers read
     net = m.ViT(96, 16, 512, 2048, 8, 2, 0.1, 0.1, False, 10)
     net.train()
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
