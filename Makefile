@@ -211,10 +211,11 @@ include tests/bench/bench.mk
 include docs/docs.mk
 
 # ---------------------------------------------------------------- setup
-# python3 builds the test suites' data fixtures; curl lets `make data` download fra-eng.zip.
+# python3 builds the test suites' data fixtures; curl lets `make data` download fra-eng.zip;
+# gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON).
 # .ci/run reads this line, so it is the one list.
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  python3 curl ca-certificates
+  python3 curl ca-certificates gcc-aarch64-linux-gnu
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \

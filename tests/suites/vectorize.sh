@@ -28,6 +28,11 @@ check_isa() { # label, compiler, flags...
     skipped=$((skipped + 1))
     return
   fi
+  if ! echo 'int x;' | "$cc" "$@" -x c -c - -o /dev/null 2>/dev/null; then
+    echo "skip vectorize: $label: $cc does not accept $* (another host architecture); not checked"
+    skipped=$((skipped + 1))
+    return
+  fi
   local f
   for f in "${files[@]}"; do
     local log="$tmp/$(echo "$f" | tr / _).$label"
@@ -58,6 +63,11 @@ check_isa() { # label, compiler, flags...
 
 check_isa avx2 "${CC:-gcc}" -march=x86-64-v3
 check_isa avx512 "${CC:-gcc}" -march=x86-64-v4
-check_isa aarch64 aarch64-linux-gnu-gcc -march=armv8-a
+# on an ARM64 host the native compiler is the aarch64 one
+if [ "$(uname -m)" = aarch64 ]; then
+  check_isa aarch64 "${CC:-gcc}" -march=armv8-a
+else
+  check_isa aarch64 aarch64-linux-gnu-gcc -march=armv8-a
+fi
 [ "$skipped" -gt 0 ] && echo "$skipped skipped (see the skip lines above)"
 suite_end
