@@ -52,10 +52,15 @@ file "$B/bin/lab01" 2>/dev/null | grep -q aarch64 && ok "cross build (ARM aarch6
 # ARM64 libraries: the cross toolchain's libc/libgomp, zlib from the multiarch directory
 export QEMU_LD_PREFIX=/usr/aarch64-linux-gnu
 export LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu
+# One OpenMP thread under emulation: spinning worker threads crawl under qemu. Threaded code
+# paths are the same C on every architecture; the x86 runs of make test cover them.
+export OMP_NUM_THREADS=1
 run() { timeout "${AARCH64_TIMEOUT:-3000}" qemu-aarch64 "$@"; }
 
 start=$(date +%s)
-out=$(run "$B/solutions/test_unit" 2>&1)
+# qemu-user (7.2) hangs in the child of fork(), which these two cli tests use to watch a parse
+# exit: they run natively in make test and are skips here
+out=$(AL_TEST_SKIP=cli_errors_exit_2,cli_help_exit_0 run "$B/solutions/test_unit" 2>&1)
 rc=$?
 line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
 if [ -n "$line" ] && [ "$(echo "$line" | awk '{print $3}')" = 0 ]; then
