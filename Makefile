@@ -22,6 +22,19 @@ endif
 NATIVE_ID := $(firstword $(shell $(CC) -march=native -Q --help=target 2>/dev/null | cksum))
 HAVE_NATIVE := $(shell $(CC) -march=native -x c -c /dev/null -o /dev/null 2>/dev/null && echo yes)
 OPT ?= -O3 $(if $(HAVE_NATIVE),-march=native)
+# ISA=avx2|avx512: a build for that instruction set instead of this CPU's (-march=x86-64-v3 is
+# what most students' laptops run: AVX2 + FMA, no AVX-512), in its own tree build/isa-ISA with
+# the lab binaries under build/isa-ISA/bin, so it sits beside the native build:
+# `make bench ISA=avx2` measures what an AVX2 machine gets, on this one.
+ISA ?=
+ISA_MARCH_avx2 := x86-64-v3
+ISA_MARCH_avx512 := x86-64-v4
+ifneq ($(ISA),)
+ifeq ($(ISA_MARCH_$(ISA)),)
+$(error ISA must be avx2 or avx512 (or empty for this CPU), got '$(ISA)')
+endif
+OPT := -O3 -march=$(ISA_MARCH_$(ISA))
+endif
 WARN := -Wall -Wextra -Wno-unused-parameter
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -g -fno-math-errno
 LDLIBS := -lz -lm
@@ -41,12 +54,25 @@ CFLAGS_BASE += -fopenmp
 LDLIBS += -fopenmp
 FEATURES += openmp
 else
-CFLAGS_BASE += -Wno-unknown-pragmas # the omp pragmas simply run serially without OpenMP
+# the omp pragmas simply run serially without OpenMP; `omp simd` still vectorizes
+CFLAGS_BASE += -Wno-unknown-pragmas $(shell $(CC) -fopenmp-simd -x c -c /dev/null -o /dev/null 2>/dev/null && echo -fopenmp-simd)
+endif
+# macOS: Apple's Accelerate framework provides CBLAS (no OpenBLAS needed; the build uses
+# none of OpenBLAS's extensions then).
+ifeq ($(HAVE_CBLAS),)
+ifeq ($(shell uname -s),Darwin)
+HAVE_CBLAS := $(shell printf '\043include <Accelerate/Accelerate.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -framework Accelerate 2>/dev/null && echo accelerate)
+endif
 endif
 ifeq ($(HAVE_CBLAS)$(NO_BLAS),openblas)
-CFLAGS_BASE += -DAL_HAVE_CBLAS
+CFLAGS_BASE += -DAL_HAVE_CBLAS -DAL_CBLAS_OPENBLAS
 LDLIBS += -lopenblas
 FEATURES += openblas
+endif
+ifeq ($(HAVE_CBLAS)$(NO_BLAS),accelerate)
+CFLAGS_BASE += -DAL_HAVE_CBLAS -DAL_CBLAS_ACCELERATE -DACCELERATE_NEW_LAPACK
+LDLIBS += -framework Accelerate
+FEATURES += accelerate
 endif
 ifneq ($(NVCC),)
 ifeq ($(NO_CUDA),)
@@ -64,7 +90,7 @@ CFLAGS += $(CFLAGS_BASE)
 ifeq ($(MAKELEVEL),0)
 ifeq ($(filter clean help deps,$(MAKECMDGOALS)),)
 $(info attention-lab: VARIANT=$(VARIANT); OpenMP: $(if $(filter openmp,$(FEATURES)),yes,no); \
-CBLAS: $(if $(filter openblas,$(FEATURES)),OpenBLAS,none (built-in GEMM)); \
+CBLAS: $(if $(filter openblas,$(FEATURES)),OpenBLAS,$(if $(filter accelerate,$(FEATURES)),Accelerate,none (built-in GEMM))); \
 nvcc: $(if $(filter cuda,$(FEATURES)),yes,$(if $(NVCC),found but no kernels,no (CPU only))); \
 gnuplot: $(if $(HAVE_GNUPLOT),yes,no (figures as .dat + .gp only; make deps)))
 endif
@@ -78,7 +104,7 @@ LAB_MAINS := $(sort $(wildcard chapters/*/lab[0-9][0-9].c))
 CHAP_SRC := $(filter-out $(LAB_MAINS),$(wildcard chapters/*/*.c))
 LABS := $(notdir $(basename $(LAB_MAINS)))
 
-B := build
+B ?= build$(if $(ISA),/isa-$(ISA))
 OBJ := $(B)/obj
 VOBJ := $(B)/$(VARIANT)
 # Objects remember the flags they were built with: changing them (NO_BLAS=1, OPT=..., a newly
@@ -138,6 +164,13 @@ $(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(VARIANT_STAMP)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LINK_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_RULE,$(l))))
+# The same binaries inside the build tree (what `make bench ISA=...` runs).
+define LAB_BIN_RULE
+$(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LINK_LIBS)
+endef
+$(foreach l,$(LABS),$(eval $(call LAB_BIN_RULE,$(l))))
 .PHONY: labs-all
 labs-all: $(LABS)
 
@@ -158,7 +191,12 @@ $(ASAN)/%.o: %.c $(FLAGS_STAMP)
 $(ASAN)/test_unit: $(ASAN_OBJ)
 	$(CC) $(ASAN_CFLAGS) -o $@ $(ASAN_OBJ) $(filter-out -fopenmp,$(LDLIBS)) $(if $(filter openmp,$(FEATURES)),-fopenmp) -fsanitize=address,undefined
 
-.PHONY: unit asan-unit test
+.PHONY: unit asan-unit test vec-check test-aarch64
+vec-check:
+	@bash tests/suites/vectorize.sh
+# ARM64: cross build + unit tests and short lab runs under qemu-user (a few minutes; not in CI)
+test-aarch64:
+	@bash tests/tools/aarch64_test.sh
 unit: $(VOBJ)/test_unit
 	$(VOBJ)/test_unit $(T)
 asan-unit: $(ASAN)/test_unit
@@ -181,9 +219,11 @@ include tests/fuzz/fuzz.mk
 # suite takes about a minute; without chromium it skips, saying so).
 # clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz).
 # libseccomp-dev: the grader confines student code with a seccomp filter (tests/grade/sandbox.c).
+# gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON).
 # .ci/run reads this line, so it is the one list.
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  libseccomp-dev python3 curl ca-certificates pandoc chromium clang-14 libclang-rt-14-dev
+  libseccomp-dev python3 curl ca-certificates pandoc chromium clang-14 libclang-rt-14-dev \
+  gcc-aarch64-linux-gnu
 .PHONY: deps data clean help
 deps:
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -206,8 +246,10 @@ help:
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"
-	@echo "  make bench              GEMM GFLOP/s and lab throughput"
+	@echo "  make bench [ISA=avx2]   GEMM GFLOP/s and lab throughput (ISA=avx2: an AVX2 build's)"
 	@echo "  make fuzz [FUZZ_SECONDS=60]  each libFuzzer harness for that long (tests/fuzz)"
+	@echo "  make vec-check          every loop marked hot vectorizes (AVX2, AVX-512, aarch64)"
+	@echo "  make test-aarch64       aarch64 cross build: unit tests + short lab runs under qemu"
 	@echo "  make deps               install the Debian packages the kit uses (root)"
 	@echo "  make data               put fra-eng.zip under ./data/"
 	@echo "  make clean"

@@ -14,13 +14,32 @@
 #include <stdint.h>
 #include <string.h>
 
+/* c ? a : b as a bit blend, with no branch for the compiler to keep. GCC turns `c ? f(x) : g(x)`
+ * into control flow when both sides are float arithmetic (under the default -ftrapping-math it
+ * may not compute the side that was not taken), and a loop with control flow vectorizes only
+ * where the ISA has masked operations (AVX-512): under AVX2 and NEON the loops calling tanh and
+ * sigmoid stayed scalar ("not vectorized: control flow in loop"). Here both sides are computed
+ * and blended, which every vector ISA does in one or two instructions. */
+static inline float fm_select(int c, float a, float b) {
+  uint32_t ua, ub, m = -(uint32_t)(c != 0), r;
+  memcpy(&ua, &a, sizeof ua);
+  memcpy(&ub, &b, sizeof ub);
+  r = (ua & m) | (ub & ~m);
+  float f;
+  memcpy(&f, &r, sizeof f);
+  return f;
+}
+
 /* e^x with x clamped to [-87, 88] (results stay normal floats). Cephes' method: x = k ln2 + r,
  * |r| <= ln2 / 2, e^r by a degree-7 polynomial (within 1e-7 relative), 2^k built in the
  * exponent bits. Adding 1.5 * 2^23 rounds x / ln2 to the integer k held in the low mantissa
  * bits, which become the exponent field without a float-to-int conversion. */
 static inline float fast_expf(float x) {
   const float shifter = 0x1.8p23f;
-  float xc = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  /* the clamp as two blends (a NaN fails both compares and passes through; fminf/fmaxf
+   * would drop it, and plain ?: becomes a branch under AVX2) */
+  float xc = fm_select(x > 88.0f, 88.0f, x);
+  xc = fm_select(xc < -87.0f, -87.0f, xc);
   float kb = xc * 1.44269504f + shifter;
   float k = kb - shifter;
   float r = xc - k * 0.693359375f; /* ln 2 in two parts: k * hi is exact */
@@ -51,14 +70,14 @@ static inline float fast_tanhf(float x) {
   float x2 = x * x;
   float small = ax * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15 + x2 * (-17.0f / 315 +
                                                                   x2 * (62.0f / 2835)))));
-  return copysignf(ax < 0.3f ? small : big, x);
+  return copysignf(fm_select(ax < 0.3f, small, big), x);
 }
 
 /* 1 / (1 + e^-x). Exactly 1 for x > 87 (e^-87 vanishes next to 1) and exactly 0 below -88,
  * where the true value is under 7e-39 (a subnormal float). */
 static inline float fast_sigmoidf(float x) {
   float s = 1.0f / (1.0f + fast_expf(-x));
-  return x < -88.0f ? 0.0f : s;
+  return fm_select(x < -88.0f, 0.0f, s);
 }
 
 #endif

@@ -21,10 +21,8 @@
  * gemm() picks the built-in kernel or CBLAS by size (see gemm_use_cblas for the measurements). */
 #include "gemm.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -33,10 +31,17 @@
 #include <immintrin.h>
 #endif
 #ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_ACCELERATE
+/* macOS: Apple's Accelerate framework (its CBLAS runs the large products on the AMX units). */
+#include <Accelerate/Accelerate.h>
+#else
 #include <cblas.h>
-/* OpenBLAS extensions (the Makefile links -lopenblas whenever it defines AL_HAVE_CBLAS). */
+/* OpenBLAS extensions (the Makefile defines AL_CBLAS_OPENBLAS when it links -lopenblas). */
+#ifdef AL_CBLAS_OPENBLAS
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);
+#endif
+#endif
 #endif
 
 #include "util.h"
@@ -49,14 +54,20 @@ int openblas_get_num_threads(void);
 #if defined(__AVX512F__)
 #define VL 16 /* floats per vector */
 #define MR 8  /* 8 x 32 tile: 16 of the 32 zmm registers accumulate */
+#define NV 2 /* vectors per tile row */
 #elif defined(__AVX__)
 #define VL 8
 #define MR 6 /* 6 x 16 tile: 12 of the 16 ymm registers accumulate */
+#define NV 2
+#elif defined(__aarch64__) || defined(__ARM_NEON)
+#define VL 4
+#define MR 8 /* 8 x 12 tile: 24 of NEON's 32 q registers accumulate, 3 hold a row of B */
+#define NV 3
 #else
 #define VL 4
 #define MR 4 /* 4 x 8 tile: 8 of the 16 xmm registers accumulate */
+#define NV 2
 #endif
-#define NV 2 /* vectors per tile row */
 #define NR (NV * VL)
 typedef float vf __attribute__((vector_size(VL * sizeof(float))));
 
@@ -121,8 +132,8 @@ static inline __attribute__((always_inline)) void store_vec(float *c, int nj, fl
 
 /* C tile (mr x nr, mr <= MR, nr <= nv*VL) = sum_p a(:, p) b(p, :) + beta * C, accumulated in
  * registers. A element (i, p) is a[i*rsa + p*csa] (rows past mr must be readable: packed panels
- * are zero-padded); row p of B is the nv*VL floats at b + p*rsb. nv = 2 is the full NR-wide
- * tile, nv = 1 a half-width one for a narrow last panel. Always inlined into the specialisations
+ * are zero-padded); row p of B is the nv*VL floats at b + p*rsb. nv = NV is the full NR-wide
+ * tile, nv = 1 a one-vector one for a narrow last panel. Always inlined into the specialisations
  * below, so nv and the packed strides are compile-time constants. */
 static inline __attribute__((always_inline)) void kernel_body(int nv, int kc,
                                                               const float *restrict a, long rsa,
@@ -171,9 +182,9 @@ typedef void (*KernelFn)(int kc, const float *a, long lda, const float *b, long 
     (void)lda;                                                                                 \
     kernel_body(nv, kc, a, rsa, csa, b, rsb, c, ldc, beta, mr, nr);                            \
   }
-DEFINE_KERNEL(kernel_packed, 2, 1, MR)
-DEFINE_KERNEL(kernel_rows, 2, lda, 1)
-DEFINE_KERNEL(kernel_cols, 2, 1, lda)
+DEFINE_KERNEL(kernel_packed, NV, 1, MR)
+DEFINE_KERNEL(kernel_rows, NV, lda, 1)
+DEFINE_KERNEL(kernel_cols, NV, 1, lda)
 DEFINE_KERNEL(kernel_packed_half, 1, 1, MR)
 DEFINE_KERNEL(kernel_rows_half, 1, lda, 1)
 DEFINE_KERNEL(kernel_cols_half, 1, 1, lda)
@@ -370,7 +381,9 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
             bp = packB ? bufB + (long)jr * kc : edgeB;
             rsb = NR;
           }
-          int nv = nr > VL ? 2 : 1; /* a narrow last panel runs the half-width kernel */
+          /* a last panel of at most one vector runs the one-vector kernel; wider ones the full
+           * kernel (their missing columns are zero padding in the packed copy) */
+          int nv = nr > VL ? NV : 1;
           for (int ir = 0; ir < mc; ir += MR) {
             int mr = imin(MR, mc - ir);
             const float *a = bufA + (long)ir * kc;
@@ -383,7 +396,7 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
               else
                 a = A + (long)pc * lda + ic + ir, am = A_COLS;
             }
-            kKernels[nv - 1][am](kc, a, lda, bp, rsb, C + (long)(ic + ir) * ldc + jc + jr, ldc,
+            kKernels[nv == NV][am](kc, a, lda, bp, rsb, C + (long)(ic + ir) * ldc + jc + jr, ldc,
                                  beta_k, mr, nr);
           }
         }
@@ -397,44 +410,7 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
 typedef void (*SerialFn)(bool, bool, int, int, int, float, const float *, long, const float *,
                          long, float, float *, long);
 
-/* A shared machine: while another process holds one core, a parallel region's join can wait
- * for milliseconds (libgomp's default wait policy spins, so a thread that finished keeps a core
- * the late one needs): measured 5-8 ms per join with one busy process beside us, so a 40 us
- * product took 4 ms (0.2-1 GFLOP/s instead of 200). So calls big enough to thread time
- * themselves: the fastest serial-equivalent time per multiply-add seen so far (time x threads)
- * estimates what one core does; a threaded call that took over 0.5 ms and over twice that
- * one-core estimate was stalled, and GEMM stays on one thread for the next 50 ms before trying
- * again. Waking a sleeping worker takes 10-40 us (measured), so a quiet machine never trips it.
- * Single products and batches of small ones run at very different speeds: one estimate each. */
-#define STALL_MIN_NS 500000.0
-#define SERIAL_BACKOFF_NS 50000000L
-#define UNKNOWN_PS_PER_MAC 500.0 /* before any measurement: 4 GFLOP/s, slower than any core */
-enum { PATH_SINGLE, PATH_BATCH };
-static _Atomic long g_serial_until_ns;
-static _Atomic long g_best_ps_per_mac[2]; /* picoseconds per multiply-add on one core; 0: none */
-
-static long mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-/* A call of `macs` multiply-adds on nt threads that started at t0 has just returned. */
-static void note_time(int path, long t0, double macs, int nt) {
-  long end = mono_ns();
-  double took = (double)(end - t0);
-  long best = atomic_load_explicit(&g_best_ps_per_mac[path], memory_order_relaxed);
-  double one_core_ns = macs * (best > 0 ? (double)best : UNKNOWN_PS_PER_MAC) * 1e-3;
-  if (nt > 1 && took > STALL_MIN_NS && took > 2.0 * one_core_ns) {
-    atomic_store_explicit(&g_serial_until_ns, end + SERIAL_BACKOFF_NS, memory_order_relaxed);
-    return;
-  }
-  long ps = (long)(took * 1e3 * nt / macs) + 1;
-  if (best == 0 || ps < best) /* a lost race only delays the estimate by a call */
-    atomic_store_explicit(&g_best_ps_per_mac[path], ps, memory_order_relaxed);
-}
-
-static bool in_parallel(void) {
+static inline bool in_parallel(void) {
 #ifdef _OPENMP
   return omp_in_parallel();
 #else
@@ -447,10 +423,7 @@ static int par_threads(double work) {
 #ifdef _OPENMP
   if (work < (double)PAR_MIN) return 1;
   if (omp_in_parallel()) return 1; /* e.g. inside gemm_batched's loop over the batch */
-  int t = omp_get_max_threads();
-  if (t > 1 && mono_ns() < atomic_load_explicit(&g_serial_until_ns, memory_order_relaxed))
-    return 1;
-  return t;
+  return omp_get_max_threads();
 #else
   (void)work;
   return 1;
@@ -499,14 +472,10 @@ static void run_split(SerialFn f, int nt, bool tA, bool tB, int m, int n, int k,
 void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
                   int lda, const float *B, int ldb, float beta, float *C, int ldc) {
   int nt = gemm_threads(m, n, k);
-  double macs = (double)m * n * k;
-  bool timed = macs >= (double)PAR_MIN && !in_parallel();
-  long t0 = timed ? mono_ns() : 0;
   if (nt <= 1)
     gemm_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
   else
     run_split(gemm_serial, nt, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-  if (timed) note_time(PATH_SINGLE, t0, macs, nt);
 }
 
 /* ---------- the dispatcher ---------- */
@@ -532,28 +501,49 @@ static void cblas_serial(bool tA, bool tB, int m, int n, int k, float alpha, con
 }
 #endif
 
+static double g_flops; /* gemm_flops(); updated atomically (ops may call gemm from threads) */
+
+static void count_flops(double macs) {
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+  g_flops += 2.0 * macs;
+}
+
+double gemm_flops(void) {
+  double f;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+  f = g_flops;
+  return f;
+}
+
 void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const float *A, int lda,
           const float *B, int ldb, float beta, float *C, int ldc) {
   if (m <= 0 || n <= 0) return;
+  if (k > 0) count_flops((double)m * n * k);
   if (k <= 0 || alpha == 0.0f) { /* also keeps CBLAS away from its lda >= max(1, k) checks */
     scale_c(m, n, beta, C, ldc);
     return;
   }
 #ifdef AL_HAVE_CBLAS
   if (gemm_use_cblas(m, n, k)) {
-#ifdef _OPENMP
-    if (!omp_in_parallel() && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#ifdef AL_CBLAS_ACCELERATE
+    /* Accelerate threads (and uses the AMX units) on its own: one call, no split */
+    cblas_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
 #else
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+#ifdef AL_CBLAS_OPENBLAS
+    if (!in_parallel() && openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 #endif
     int nt = gemm_threads(m, n, k);
-    long t0 = mono_ns();
     if (nt <= 1)
       cblas_serial(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     else
       run_split(cblas_serial, nt, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (!in_parallel()) note_time(PATH_SINGLE, t0, (double)m * n * k, nt);
     return;
+#endif
   }
 #endif
   gemm_builtin(transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -564,14 +554,13 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
                   float *C, int ldc, long strideC, int count) {
   if (count <= 0 || m <= 0 || n <= 0) return;
   double macs = (double)m * n * k * count;
-  bool timed = count > 1 && macs >= (double)PAR_MIN && !in_parallel();
-  long t0 = timed ? mono_ns() : 0;
   int nt = 1;
 #ifdef _OPENMP
   /* Many small products: each thread takes a share of the batch and runs its products serially
    * (gemm_builtin sees omp_in_parallel), which beats threading every small product. */
   if (count > 1) nt = par_threads(macs);
   if (nt > 1) {
+    if (k > 0) count_flops(macs); /* the serial branch below counts through gemm() */
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int i = 0; i < count; i++)
       gemm_builtin(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb,
@@ -581,7 +570,6 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
     for (int i = 0; i < count; i++)
       gemm(transA, transB, m, n, k, alpha, A + i * strideA, lda, B + i * strideB, ldb, beta,
            C + i * strideC, ldc);
-  if (timed) note_time(PATH_BATCH, t0, macs, nt);
 }
 
 const char *gemm_builtin_kernel(void) {
@@ -589,6 +577,8 @@ const char *gemm_builtin_kernel(void) {
   return "AVX-512, 8x32 tile";
 #elif VL == 8
   return "AVX, 6x16 tile";
+#elif NV == 3
+  return "NEON, 8x12 tile";
 #else
   return "SSE/generic 4-wide, 4x8 tile";
 #endif
@@ -596,7 +586,11 @@ const char *gemm_builtin_kernel(void) {
 
 const char *gemm_backend(void) {
 #ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_ACCELERATE
+  return "accelerate";
+#else
   if (VL < 16) return "openblas";
+#endif
 #endif
   return "builtin";
 }

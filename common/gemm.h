@@ -19,7 +19,11 @@ void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, co
 void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
                   int lda, long strideA, const float *B, int ldb, long strideB, float beta,
                   float *C, int ldc, long strideC, int count);
-const char *gemm_backend(void); /* "openblas" or "builtin" */
+const char *gemm_backend(void); /* "openblas", "accelerate" or "builtin" */
+/* Floating-point operations (2 per multiply-add) of every gemm() and gemm_batched() call so far
+ * in this process: the labs print the matrix products' GFLOP/s of a training run from it, so
+ * make bench can set it beside the machine's measured peak. */
+double gemm_flops(void);
 /* What the built-in kernel was compiled for, e.g. "AVX-512, 8x32 tile" (set by -march). */
 const char *gemm_builtin_kernel(void);
 

@@ -58,14 +58,27 @@ typedef struct Chunk {
 
 /* One arena per device: chunks of that device's memory. Tensor headers and host scratch use the
  * CPU's (arena_alloc); tensor data uses its device's (dev_alloc). */
+/* Big requests (a ViT's 4736 x 2048 activations are 39 MB) get blocks of their own, kept across
+ * steps: at a reset every block becomes free, and a request takes the smallest free block that
+ * fits it (and is less than twice its size). Bumped through the chunks, a big request that did
+ * not fit a chunk's tail skipped that tail and, where the next chunk was smaller, made another:
+ * the book ViT preset held 1.35 GB of chunks for an 812 MB peak. */
+typedef struct {
+  void *p;
+  size_t cap;
+} BigBlock;
+
 typedef struct {
   Chunk *first, *cur;
   size_t used_total, peak;
+  BigBlock *big; /* [0, big_used): handed out this step; then free ones */
+  size_t big_used, big_n, big_cap;
 } Arena;
 
 static Arena g_arena[DEV_COUNT];
 #define ARENA_ALIGN 64
 #define ARENA_CHUNK (8u << 20)
+#define ARENA_BIG (1u << 20)
 
 static Chunk *chunk_new(Device d, size_t cap) {
   Chunk *c = xmalloc(sizeof *c);
@@ -77,10 +90,50 @@ static Chunk *chunk_new(Device d, size_t cap) {
   return c;
 }
 
+static void *arena_alloc_big(Device d, size_t need) {
+  Arena *A = &g_arena[d];
+  size_t best = A->big_n;
+  for (size_t i = A->big_used; i < A->big_n; i++)
+    if (A->big[i].cap >= need && A->big[i].cap / 2 < need &&
+        (best == A->big_n || A->big[i].cap < A->big[best].cap))
+      best = i;
+  if (best == A->big_n) { /* none fits: a new block */
+    if (A->big_n == A->big_cap) {
+      A->big_cap = A->big_cap ? 2 * A->big_cap : 64;
+      A->big = xrealloc(A->big, A->big_cap * sizeof *A->big);
+    }
+    void *p = d == DEV_CPU ? aligned_alloc(ARENA_ALIGN, need) : backend_of(d)->alloc(need);
+    if (!p) die("out of memory: activation arena block of %zu bytes", need);
+    A->big[A->big_n++] = (BigBlock){p, need};
+  }
+  BigBlock b = A->big[best];
+  A->big[best] = A->big[A->big_used];
+  A->big[A->big_used++] = b;
+  A->used_total += need;
+  if (A->used_total > A->peak) A->peak = A->used_total;
+  return b.p;
+}
+
+bool arena_release(void *p) {
+  for (int d = 0; p && d < DEV_COUNT; d++) {
+    Arena *A = &g_arena[d];
+    for (size_t i = 0; i < A->big_used; i++)
+      if (A->big[i].p == p) {
+        BigBlock b = A->big[i];
+        A->big[i] = A->big[--A->big_used]; /* the last one handed out takes its place */
+        A->big[A->big_used] = b;           /* and b joins the free ones */
+        A->used_total -= b.cap;
+        return true;
+      }
+  }
+  return false;
+}
+
 void *dev_alloc(Device d, size_t bytes) {
   Arena *A = &g_arena[d];
   size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (need == 0) need = ARENA_ALIGN;
+  if (need >= ARENA_BIG) return arena_alloc_big(d, need);
   if (!A->first) A->first = A->cur = chunk_new(d, need > ARENA_CHUNK ? need : ARENA_CHUNK);
   while (A->cur->used + need > A->cur->cap) {
     if (A->cur->next && A->cur->next->cap >= need) {
@@ -141,6 +194,7 @@ static void arena_reset(void) {
       A->cur->used = 0;
     }
     A->used_total = 0;
+    A->big_used = 0;
   }
 }
 
@@ -158,6 +212,15 @@ void arena_free_all(void) {
       c = n;
     }
     A->first = A->cur = NULL;
+    for (size_t i = 0; i < A->big_n; i++) {
+      if (d == DEV_CPU)
+        free(A->big[i].p);
+      else
+        backend_of((Device)d)->free(A->big[i].p);
+    }
+    free(A->big);
+    A->big = NULL;
+    A->big_used = A->big_n = A->big_cap = 0;
     A->used_total = 0;
   }
 }
@@ -411,6 +474,31 @@ void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c) {
   g_tape[g_tape_len++] = out;
 }
 
+/* Gradient buffers handed back during backward (ag_set_release_grads), for the step's later
+ * gradients to reuse; emptied with the arena. Best fit by size: the blocks of a network repeat
+ * the same few shapes. */
+#define FREE_GRADS 512
+static bool g_release_grads;
+static struct {
+  float *p;
+  long n;     /* floats */
+  Device dev; /* whose memory */
+} g_free_grads[FREE_GRADS];
+static int g_nfree_grads;
+
+void ag_set_release_grads(bool on) { g_release_grads = on; }
+
+static float *reuse_grad(Device d, long n) {
+  int best = -1;
+  for (int i = 0; i < g_nfree_grads; i++)
+    if (g_free_grads[i].dev == d && g_free_grads[i].n >= n && (best < 0 || g_free_grads[i].n < g_free_grads[best].n))
+      best = i;
+  if (best < 0) return NULL;
+  float *p = g_free_grads[best].p;
+  g_free_grads[best] = g_free_grads[--g_nfree_grads];
+  return p;
+}
+
 /* A view's gradient is its base's buffer: nothing to push back. */
 static void view_backward(Tensor *out) { (void)out; }
 
@@ -420,15 +508,16 @@ void ag_record_view(Tensor *out, Tensor *x) { ag_record(out, view_backward, x, N
  * every element. Parameters keep theirs across steps, so theirs is always zeroed. */
 static float *grad_alloc(Tensor *t, bool zero) {
   size_t n = (size_t)(t->size ? t->size : 1);
+  float *g = !t->is_param && g_nfree_grads ? reuse_grad(t->device, (long)n) : NULL;
   if (t->device != DEV_CPU) {
     const Backend *be = backend_of(t->device);
-    float *g = t->is_param ? be->alloc(n * sizeof(float))
-                           : dev_alloc(t->device, n * sizeof(float));
+    if (!g)
+      g = t->is_param ? be->alloc(n * sizeof(float)) : dev_alloc(t->device, n * sizeof(float));
     if (zero || t->is_param) be->zero(g, n * sizeof(float));
     return g;
   }
   if (t->is_param) return xcalloc(n, sizeof(float));
-  float *g = arena_alloc(sizeof(float) * n);
+  if (!g) g = arena_alloc(sizeof(float) * n);
   if (!zero) return g;
   if (t->size >= (1L << 16)) {
     /* a large activation's gradient (the ViT's are 0.5-40 MB) is zeroed by all threads: a
@@ -476,7 +565,26 @@ void ag_backward_with(Tensor *out, const float *seed) {
   /* Walk the tape newest-first; a node no gradient reached has nothing to push. */
   for (size_t i = g_tape_len; i-- > 0;) {
     Tensor *t = g_tape[i];
-    if (t->grad && t->backward) t->backward(t);
+    if (t->grad && t->backward) {
+      t->backward(t);
+      /* Its consumers (later on the tape) have all run: nothing adds to or reads t's gradient
+       * or its values again. A view's buffers are its base's, which is still to come. Big
+       * buffers go back to the arena (any later allocation may reuse them), small gradients
+       * to the gradient pool. */
+      if (g_release_grads && t->backward != view_backward && !t->is_param) {
+        long n = t->size ? t->size : 1;
+        if ((size_t)n * sizeof(float) >= ARENA_BIG) {
+          arena_release(t->grad);
+        } else if (g_nfree_grads < FREE_GRADS) {
+          g_free_grads[g_nfree_grads].p = t->grad;
+          g_free_grads[g_nfree_grads].dev = t->device;
+          g_free_grads[g_nfree_grads++].n = n;
+        }
+        t->grad = NULL;
+        if (arena_release(t->data)) t->data = NULL; /* a big block; small values stay (the
+                                                      * loop reads the loss after backward) */
+      }
+    }
   }
 }
 
@@ -491,10 +599,12 @@ void ag_backward(Tensor *loss) {
 
 void ag_step_reset(void) {
   g_tape_len = 0;
+  g_nfree_grads = 0;
   arena_reset();
 }
 
 void tensor_shutdown(void) {
+  g_nfree_grads = 0;
   free(g_tape);
   g_tape = NULL;
   g_tape_len = g_tape_cap = 0;

@@ -60,6 +60,11 @@ char *shape_str(const Tensor *t, char *buf, size_t n);
 /* ---------- arena ---------- */
 void *arena_alloc(size_t bytes);        /* 64-byte aligned, uninitialized */
 void *arena_calloc(size_t bytes);       /* zeroed */
+/* Give back, before the step ends, an allocation nothing will read again (say, an activation
+ * that no backward reads): later allocations of the step may reuse it, so clear every pointer
+ * to it. Only allocations of 1 MB and more are reclaimed (returns true); for smaller ones (and
+ * NULL) it does nothing and returns false. */
+bool arena_release(void *p);
 size_t arena_used(void);                /* bytes in use now */
 size_t arena_peak(void);                /* high-water mark */
 void arena_free_all(void);              /* release every chunk (end of program) */
@@ -132,6 +137,13 @@ void ag_record_view(Tensor *out, Tensor *x);
 void ag_backward(Tensor *loss);
 /* Same, seeding the output gradient with `seed` (size of out). */
 void ag_backward_with(Tensor *out, const float *seed);
+/* Training loops that keep only the parameters' gradients: with this on, ag_backward hands each
+ * node's gradient buffer (and its values, when they are a big arena block) back as soon as that
+ * node's backward has run (nothing reads them after), and later allocations of the step reuse
+ * them, so the step's peak memory holds the gradients of a few layers instead of all of them.
+ * The node's grad and data are NULL afterwards: leave it off (the default) to read
+ * intermediate values or gradients after backward. */
+void ag_set_release_grads(bool on);
 /* End of a step: clear the tape and rewind the activation arena (parameters untouched). */
 void ag_step_reset(void);
 size_t ag_tape_len(void);

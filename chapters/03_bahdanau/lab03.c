@@ -125,7 +125,11 @@ int main(int argc, char **argv) {
   cli_check_output_file("--save", save); /* before training, not after */
 #ifdef _OPENMP
   /* Measured on the 2-core test machine: with two threads every op large enough to fork
-   * (the output layer, the loss) waits on the other core, and training ran 5-10x slower. */
+   * (the output layer, the loss) waits on the other core, and training ran 5-10x slower.
+   * --preset d2l-1.0 too, though its per-step products are 25M+ multiply-adds: 4 epochs took
+   * 30 s on one thread and 125 s on two (AVX2 build, the machine shared with other jobs), and
+   * 2.5 s vs 4.6-7.9 s for 3 epochs with one other job running. So one thread for both
+   * presets; --threads 2 on a machine of your own. */
   if (threads > 0) omp_set_num_threads(threads);
 #endif
   RnnKind kind;

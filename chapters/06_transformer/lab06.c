@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
       {"--lr", OPT_FLOAT, &lr, "Adam learning rate (0: the preset's, 0.005 or 0.001 for d2l-1.0)"},
       {"--threads", OPT_INT, &threads,
        "OpenMP threads (1: the products are too small to gain from a second thread, and "
-       "a busy second core stalls every parallel region)"},
+       "a busy second core stalls every parallel region; d2l-1.0 too on a shared machine)"},
       {NULL, 0, NULL, NULL},
   };
   static const char *const presets[] = {"d2l-0.17", "d2l-1.0", NULL};

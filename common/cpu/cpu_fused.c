@@ -49,7 +49,7 @@ void cpu_additive_scores(const float *q_data, const float *kp_data, const float 
         float *t = T ? T + (((size_t)b * Q + i) * K + j) * h : tmp;
         float s = 0;
 #pragma omp simd reduction(+ : s)
-        for (int c = 0; c < h; c++) {
+        for (int c = 0; c < h; c++) { /* hot */
           t[c] = fast_tanhf(qi[c] + kj[c]);
           s += w[c] * t[c];
         }

@@ -99,7 +99,7 @@ void cpu_layer_norm_grad(const float *x_data, const float *gamma, const float *s
     for (long r = 0; r < rows; r++) {
       const float *xr = x->data + r * D, *gr = g + r * D;
       float mean = stats[2 * r], rstd = stats[2 * r + 1];
-      for (int j = 0; j < D; j++) xh[j] = (xr[j] - mean) * rstd;
+      for (int j = 0; j < D; j++) xh[j] = (xr[j] - mean) * rstd; /* hot */
       if (pg)
         for (int j = 0; j < D; j++) {
           pg[j] += gr[j] * xh[j];
@@ -133,7 +133,7 @@ void cpu_layer_norm(const float *x, const float *gamma, const float *beta, float
     float mean = ln_sum(xr, D) / (float)D;
     float var = ln_sq_dev(xr, mean, D) / (float)D; /* two passes: no cancellation */
     float rstd = 1.0f / sqrtf(var + eps);
-    for (int j = 0; j < D; j++) yr[j] = (xr[j] - mean) * rstd * gm[j] + bt[j];
+    for (int j = 0; j < D; j++) yr[j] = (xr[j] - mean) * rstd * gm[j] + bt[j]; /* hot */
     stats[2 * r] = mean;
     stats[2 * r + 1] = rstd;
   }
@@ -271,7 +271,7 @@ static inline uint32_t dropout_bits(uint32_t i, uint32_t s0, uint32_t s1) {
 void cpu_dropout(const float *xd, float *od, uint8_t *keep, long n, uint32_t s0, uint32_t s1,
                  uint32_t thr, float scale) {
 #pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
-  for (long i = 0; i < n; i++) {
+  for (long i = 0; i < n; i++) { /* hot */
     uint8_t k = dropout_bits((uint32_t)i, s0, s1) >= thr;
     keep[i] = k;
     od[i] = xd[i] * (k ? scale : 0.0f);

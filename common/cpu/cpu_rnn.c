@@ -25,12 +25,15 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
   /* the names the loops below have always used, over the raw arguments */
   const struct { CellKind kind; const float *act, *extra; } sv = {kind, act, extra}, *s = &sv;
   for (int b = 0; b < B; b++) {
-    const float *a = s->act + (size_t)b * G, *e = s->extra + (size_t)b * H;
-    const float *hp = Hp_data + (size_t)b * H;
-    float *dg = dgh + (size_t)b * G;
+    /* restrict + `omp simd`, no `if` inside: without them GCC leaves the gate loops scalar
+     * on every ISA (tests/suites/vectorize.sh checks each loop marked hot) */
+    const float *restrict a = s->act + (size_t)b * G, *restrict e = s->extra + (size_t)b * H;
+    const float *restrict hp = Hp_data + (size_t)b * H;
+    float *restrict dg = dgh + (size_t)b * G;
     if (s->kind == CELL_GRU) {
-      const float *dh = dout + (size_t)b * H;
-      for (int j = 0; j < H; j++) {
+      const float *restrict dh = dout + (size_t)b * H;
+#pragma omp simd
+      for (int j = 0; j < H; j++) { /* hot */
         float r = a[j], z = a[H + j], n = a[2 * H + j];
         float dn = dh[j] * (1 - z), dz = dh[j] * (hp[j] - n);
         float dan = dn * (1 - n * n);
@@ -38,28 +41,37 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
         dg[j] = dar;
         dg[H + j] = daz;
         dg[2 * H + j] = dan * r; /* gh_n enters as r * gh_n */
-        if (dgx) {
-          float *x = dgx + (size_t)b * G;
-          x[j] += dar;
-          x[H + j] += daz;
-          x[2 * H + j] += dan;
+      }
+      if (dgx) { /* gx's gradient is dg but with dan (not dan * r) for the n gate */
+        float *restrict x = dgx + (size_t)b * G;
+        for (int j = 0; j < 2 * H; j++) x[j] += dg[j]; /* hot */
+        for (int j = 0; j < H; j++) { /* hot */
+          float n = a[2 * H + j];
+          x[2 * H + j] += dh[j] * (1 - a[H + j]) * (1 - n * n);
         }
       }
     } else {
-      const float *dh = dout + (size_t)b * 2 * H, *dc_in = dh + H;
-      const float *cp = Cp_data + (size_t)b * H;
-      for (int j = 0; j < H; j++) {
+      const float *restrict dh = dout + (size_t)b * 2 * H, *restrict dc_in = dh + H;
+      const float *restrict cp = Cp_data + (size_t)b * H;
+#pragma omp simd
+      for (int j = 0; j < H; j++) { /* hot */
         float i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], tc = e[j];
         float dc = dc_in[j] + dh[j] * o * (1 - tc * tc);
         dg[j] = dc * g * i * (1 - i);
         dg[H + j] = dc * cp[j] * f * (1 - f);
         dg[2 * H + j] = dc * i * (1 - g * g);
         dg[3 * H + j] = dh[j] * tc * o * (1 - o);
-        if (dC) dC[(size_t)b * H + j] += dc * f;
+      }
+      if (dC) {
+        float *restrict x = dC + (size_t)b * H;
+        for (int j = 0; j < H; j++) { /* hot */
+          float tc = e[j], o = a[3 * H + j];
+          x[j] += (dc_in[j] + dh[j] * o * (1 - tc * tc)) * a[H + j];
+        }
       }
       if (dgx) {
-        float *x = dgx + (size_t)b * G;
-        for (int j = 0; j < G; j++) x[j] += dg[j];
+        float *restrict x = dgx + (size_t)b * G;
+        for (int j = 0; j < G; j++) x[j] += dg[j]; /* hot */
       }
     }
   }
@@ -101,7 +113,7 @@ void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp_data, const fl
     if (kind == CELL_GRU) {
       float *restrict h = out_data + (size_t)b * H;
 #pragma omp simd
-      for (int j = 0; j < H; j++) {
+      for (int j = 0; j < H; j++) { /* hot */
         float ghn = a[2 * H + j];
         float r = fast_sigmoidf(x[j] + a[j]), z = fast_sigmoidf(x[H + j] + a[H + j]);
         float n = fast_tanhf(x[2 * H + j] + r * ghn);
@@ -115,7 +127,7 @@ void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp_data, const fl
       float *restrict h = out_data + (size_t)b * 2 * H, *restrict c = h + H;
       const float *restrict cp = Cp_data + (size_t)b * H;
 #pragma omp simd
-      for (int j = 0; j < H; j++) {
+      for (int j = 0; j < H; j++) { /* hot */
         float i = fast_sigmoidf(a[j] + x[j]), f = fast_sigmoidf(a[H + j] + x[H + j]);
         float g = fast_tanhf(a[2 * H + j] + x[2 * H + j]), o = fast_sigmoidf(a[3 * H + j] + x[3 * H + j]);
         a[j] = i;

@@ -28,7 +28,7 @@
 /* exp(x) for x <= 0, the only range a max-shifted softmax needs: fast_expf (within 1e-7
  * relative over [-87, 0]), with -inf and everything below -87 (exp < 2^-125) giving exactly 0;
  * NaN stays NaN. */
-static inline float exp_le0(float x) { return x < -87.0f ? 0.0f : fast_expf(x); }
+static inline float exp_le0(float x) { return fm_select(x < -87.0f, 0.0f, fast_expf(x)); }
 
 /* The max of x[0..n), -inf when n == 0. A NaN is skipped here but poisons the sum later. */
 static float row_max(const float *x, int n) {
@@ -62,7 +62,7 @@ static float row_dot(const float *a, const float *b, int n) {
 /* e[j] = exp(x[j] - m) for j < n; returns their sum. Kept out of line: inlined into the
  * cross-entropy's row loop, GCC 12 turned it into fully masked vector code, 30% slower. */
 __attribute__((noinline)) static float exp_shifted(const float *x, float m, float *e, int n) {
-  for (int j = 0; j < n; j++) e[j] = exp_le0(x[j] - m);
+  for (int j = 0; j < n; j++) e[j] = exp_le0(x[j] - m); /* hot */
   return row_dot(e, NULL, n);
 }
 
@@ -102,11 +102,11 @@ static void softmax_rows(const float *x, float *y, long r0, long r1, int keys,
     int n = lens ? lens->len[r / lens->per] : keys;
     float m = row_max(xr, n);
     if (m == -INFINITY) n = 0; /* nothing to attend to (-inf - -inf would be NaN) */
-    for (int j = 0; j < keys; j++) yr[j] = j < n ? xr[j] - m : -INFINITY;
+    for (int j = 0; j < keys; j++) yr[j] = fm_select(j < n, xr[j] - m, -INFINITY);
   }
   float *yb = y + r0 * keys;
   const long cnt = (r1 - r0) * keys;
-  for (long i = 0; i < cnt; i++) yb[i] = exp_le0(yb[i]);
+  for (long i = 0; i < cnt; i++) yb[i] = exp_le0(yb[i]); /* hot */
   for (long r = r0; r < r1; r++) {
     float *yr = y + r * keys;
     float sum = row_dot(yr, NULL, keys);

@@ -28,9 +28,8 @@ typedef struct ViTMLP {
 } ViTMLP;
 /* X (..., h) -> (..., h). Not an exercise; defined here because exercise 7.2 calls it. */
 static inline Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training) {
-  Tensor *H = t_gelu(Linear_forward(&m->dense1, X));           /* (..., mlp_num_hiddens) */
-  H = Dropout_forward(&m->dropout1, H, training);
-  return Dropout_forward(&m->dropout2, Linear_forward(&m->dense2, H), training); /* (..., h) */
+  /* Dropout(dense2(Dropout(GELU(dense1(X))))), with a memory-saving recompute (common/nn.h) */
+  return gelu_mlp_forward(&m->dense1, &m->dropout1, &m->dense2, &m->dropout2, X, training);
 }
 
 /* Pre-norm Transformer encoder block: X + MHA(LN1(X)), then X + MLP(LN2(X)). */

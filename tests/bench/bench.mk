@@ -15,6 +15,15 @@
 
 BENCH_DIR := $(B)/bench
 BENCH_ARGS ?=
+# The lab binaries a bench runs: ./labNN for this CPU's build, $(B)/bin/labNN with ISA=avx2|avx512
+# (make bench ISA=avx2 beside make bench: what a student's AVX2 laptop gets, on this machine).
+LAB_BIN := $(if $(ISA),$(B)/bin,.)
+# OpenBLAS picks its kernels by the CPU it runs on, not by -march: on an AVX-512 machine an AVX2
+# build would still get OpenBLAS's AVX-512 kernels for the large products. Pin them to the AVX2
+# ("Haswell") ones, as an AVX2 laptop would run.
+ifeq ($(ISA),avx2)
+export OPENBLAS_CORETYPE := Haswell
+endif
 
 .PHONY: bench bench-gemm
 bench: bench-gemm
@@ -30,10 +39,16 @@ bench-gemm: $(BENCH_DIR)/bench_gemm
 # lab's output) and 20 steps of the book's 96x96 preset. Targets: >= 6,500 and >= 85 images/sec.
 bench: bench-lab07
 .PHONY: bench-lab07
-bench-lab07: lab07
+bench-lab07: $(LAB_BIN)/lab07 $(BENCH_DIR)/bench_gemm
 	@bash tests/bench/run_lab.sh --header
-	@bash tests/bench/run_lab.sh --unit images/sec "lab07 cpu preset, 2 epochs" -- ./lab07 --epochs 2 --out $(BENCH_DIR)/lab07
-	@bash tests/bench/run_lab.sh --unit images/sec "lab07 d2l preset, 20 steps" -- ./lab07 --preset d2l --steps 20 --out $(BENCH_DIR)/lab07_d2l
+	@bash tests/bench/run_lab.sh --unit images/sec "lab07 cpu preset, 2 epochs" -- $(LAB_BIN)/lab07 --epochs 2 --out $(BENCH_DIR)/lab07
+	@RUN_LAB_LOG=$(BENCH_DIR)/lab07_d2l.log bash tests/bench/run_lab.sh --unit images/sec "lab07 d2l preset, 20 steps" -- $(LAB_BIN)/lab07 --preset d2l --steps 20 --out $(BENCH_DIR)/lab07_d2l
+	@printf '%-34s %s; %s\n' "" "$$(sed -n 's/^matrix products: .* \([0-9.]*\) GFLOP\/s$$/matrix products \1 GFLOP\/s/p' $(BENCH_DIR)/lab07_d2l.log)" "$$($(BENCH_DIR)/bench_gemm --peak)"
+# PyTorch's side of the large presets (the book's models at the same sizes, Debian's PyTorch,
+# two threads): `make bench-torch`. Not part of `make bench` (PyTorch is not a dependency).
+.PHONY: bench-torch
+bench-torch:
+	@for w in lab03-d2l10 lab06-d2l10 lab07-d2l; do OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tests/bench/torch_step_time.py $$w 10 || exit 1; done
 
 # lab03 (Bahdanau attention): the classic preset for LAB03_SEEDS (tokens/sec, peak RSS, final
 # loss, mean BLEU of the four sentences, held-out BLEU-2) and two epochs of --preset d2l-1.0
@@ -42,8 +57,8 @@ bench-lab07: lab07
 LAB03_SEEDS ?= 1 2 3
 bench: bench-lab03
 .PHONY: bench-lab03
-bench-lab03: lab03
-	@bash tests/bench/bench_seq2seq.sh lab03 $(BENCH_DIR)/lab03 $(LAB03_SEEDS)
+bench-lab03: $(LAB_BIN)/lab03 $(BENCH_DIR)/bench_gemm
+	@LAB_BIN=$(LAB_BIN) BENCH_GEMM=$(BENCH_DIR)/bench_gemm bash tests/bench/bench_seq2seq.sh lab03 $(BENCH_DIR)/lab03 $(LAB03_SEEDS)
 
 # lab06 (the Transformer): the classic preset for LAB06_SEEDS and two epochs of --preset d2l-1.0
 # (s/epoch), next to the PyTorch reference of issue 5. Targets: >= 35,000 tokens/sec, loss <= 0.05,
@@ -51,5 +66,5 @@ bench-lab03: lab03
 LAB06_SEEDS ?= 1 2 3
 bench: bench-lab06
 .PHONY: bench-lab06
-bench-lab06: lab06
-	@bash tests/bench/bench_seq2seq.sh lab06 $(BENCH_DIR)/lab06 $(LAB06_SEEDS)
+bench-lab06: $(LAB_BIN)/lab06 $(BENCH_DIR)/bench_gemm
+	@LAB_BIN=$(LAB_BIN) BENCH_GEMM=$(BENCH_DIR)/bench_gemm bash tests/bench/bench_seq2seq.sh lab06 $(BENCH_DIR)/lab06 $(LAB06_SEEDS)

@@ -19,7 +19,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_ACCELERATE
+#include <Accelerate/Accelerate.h> /* macOS: the CBLAS columns are Accelerate's */
+#elif defined(AL_HAVE_CBLAS)
 #include <cblas.h>
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
@@ -103,7 +105,7 @@ static void set_threads(int n) {
 #ifdef _OPENMP
   omp_set_num_threads(n);
 #endif
-#ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_OPENBLAS
   openblas_set_num_threads(n);
 #endif
   (void)n;
@@ -195,12 +197,14 @@ static void cpu_name(char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  bool quick = false;
+  bool quick = false, peak_only = false; /* --peak: one line, the FMA peaks (make bench rows) */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (strcmp(argv[i], "--peak") == 0)
+      peak_only = true;
     else
-      die("bench_gemm: unknown argument '%s' (usage: bench_gemm [--quick])", argv[i]);
+      die("bench_gemm: unknown argument '%s' (usage: bench_gemm [--quick] [--peak])", argv[i]);
   }
   if (quick) {
     g_batches = 3;
@@ -209,6 +213,11 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   g_threads = omp_get_max_threads();
 #endif
+  if (peak_only) {
+    double p1 = peak_gflops(1), pn = g_threads > 1 ? peak_gflops(g_threads) : p1;
+    printf("peak %.0f GFLOP/s on 1 thread, %.0f on %d\n", p1, pn, g_threads);
+    return 0;
+  }
   /* The lab shapes (m x k . k x n), from the presets: lab03 classic (batch 64, hidden 32,
    * num_steps 10, vocab 201) and d2l-1.0 (batch 128, hidden 256); lab06 classic (batch 64,
    * hidden 32, FFN 64, 4 heads of 8, num_steps 10); lab07 cpu preset (batch 128, 16 patches +
@@ -246,8 +255,10 @@ int main(int argc, char **argv) {
   cpu_name(cpu, sizeof cpu);
   printf("GEMM benchmark on %s, %d thread%s; built-in kernel: %s; gemm() backend '%s'", cpu,
          g_threads, g_threads == 1 ? "" : "s", gemm_builtin_kernel(), gemm_backend());
-#ifdef AL_HAVE_CBLAS
+#ifdef AL_CBLAS_OPENBLAS
   printf(" (OpenBLAS core '%s')", openblas_get_corename());
+#elif defined(AL_CBLAS_ACCELERATE)
+  printf(" (CBLAS: Apple Accelerate; its columns say OpenBLAS)");
 #else
   printf(" (no CBLAS found: OpenBLAS columns left out)");
 #endif

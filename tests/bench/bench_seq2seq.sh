@@ -27,7 +27,7 @@ means=()
 for s in "${seeds[@]}"; do
   log="$out/classic_seed$s.log"
   RUN_LAB_LOG="$log" bash tests/bench/run_lab.sh --unit tokens/sec "$lab classic, seed $s" -- \
-    ./$lab --seed "$s" --out "$out/classic_seed$s" || { rc=1; continue; }
+    ${LAB_BIN:-.}/$lab --seed "$s" --out "$out/classic_seed$s" || { rc=1; continue; }
   loss=$(sed -n 's/^loss \([0-9.]*\), .*/\1/p' "$log")
   mean=$(sed -n 's/^mean BLEU of the four sentences: //p' "$log")
   calm=$(sed -n "s/^he's calm \. => \(.*\), bleu .*/\1/p" "$log")
@@ -43,7 +43,7 @@ fi
 
 log="$out/d2l10.log"
 RUN_LAB_LOG="$log" bash tests/bench/run_lab.sh --unit tokens/sec "$lab d2l-1.0, 2 epochs" -- \
-  ./$lab --preset d2l-1.0 --epochs 2 $([ "$lab" = lab03 ] && echo --heldout 0 || echo --no-heldout) \
+  ${LAB_BIN:-.}/$lab --preset d2l-1.0 --epochs 2 $([ "$lab" = lab03 ] && echo --heldout 0 || echo --no-heldout) \
   --out "$out/d2l10" || rc=1
 if [ "$lab" = lab03 ]; then
   spe=$(sed -n 's/^training time: \([0-9.]*\) s for \([0-9]*\) epochs.*/\1 \2/p' "$log" |
@@ -52,6 +52,10 @@ else
   spe=$(sed -n 's/^\([0-9.]*\) s per epoch.*/\1/p' "$log")
 fi
 note "${spe:-?} s/epoch (d2l 1.0's own run: 30 epochs)"
+gflops=$(sed -n 's/^matrix products: .* \([0-9.]*\) GFLOP\/s$/\1/p' "$log")
+# the machine's FMA peak, measured now (a busy machine lowers both numbers alike)
+peak=$([ -x "${BENCH_GEMM:-}" ] && "$BENCH_GEMM" --peak)
+note "matrix products ${gflops:-?} GFLOP/s; ${peak:-peak: not measured (BENCH_GEMM unset)}"
 
 if [ "$lab" = lab06 ]; then
   note "(a C++ reimplementation of the d2l-1.0 Transformer, -O3 on this machine: ~64 s/epoch)"
