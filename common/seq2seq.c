@@ -17,6 +17,10 @@
 #include "plot.h"
 #include "util.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* ================================================================ loss */
 
 Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len) {
@@ -310,6 +314,24 @@ void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_
     printf(" %.3f", h->precisions[k]);
   }
   printf(")\nheld-out corpus BLEU-2: %.3f\n", h->bleu2);
+}
+
+/* Measured on a quiet 2-core AMD EPYC (AVX-512 build, 2026-11-24, 3 epochs, interleaved runs):
+ * d2l-1.0's width-256 products gain from the second core, lab03 2,840-2,910 -> 4,940-5,210
+ * tokens/s and lab06 3,270-3,290 -> 4,570-5,750 tokens/s, same losses; the classic preset's
+ * width-32 products do not (lab03 70-88k vs 64-84k, lab06 37-40k vs 39-45k tokens/s over 60
+ * epochs), and there a second core that is busy with other work stalls every parallel region.
+ * On a machine shared with other jobs, --threads 1 may be faster for d2l-1.0 too. */
+int seq2seq_set_threads(int requested, bool d2l10) {
+#ifdef _OPENMP
+  int n = requested > 0 ? requested : d2l10 ? omp_get_num_procs() : 1;
+  omp_set_num_threads(n);
+  return n;
+#else
+  (void)requested;
+  (void)d2l10;
+  return 1;
+#endif
 }
 
 void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h) {

@@ -131,6 +131,11 @@ void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_
 /* Record heldout_pairs, heldout_bleu2 and (when measured) heldout_ngram_precisions. */
 void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h);
 
+/* OpenMP threads for labs 03 and 06 (--threads): requested > 0 is used as given; 0 means the
+ * preset's choice, one thread for d2l-0.17 and every core for d2l-1.0 (the measurements are at
+ * the definition). Returns the number set (1 without OpenMP). */
+int seq2seq_set_threads(int requested, bool d2l10);
+
 /* ---------------------------------------------------------------- summary.json */
 
 typedef struct Seq2SeqTranslation {

@@ -34,10 +34,6 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 #include "../../common/util.h"
 #include "lab03/lab03.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
   const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
@@ -99,7 +95,7 @@ int main(int argc, char **argv) {
   float lr = 0.005f;
   int heldout = 200;
   bool no_compare = false, unfused = false;
-  int threads = 1;
+  int threads = 0;
   const CliOpt extra_opts[] = {
       {"--rnn", OPT_STR, &rnn_name, "gru or lstm (the book's exercise 1)"},
       {"--attention", OPT_STR, &attn_name,
@@ -112,7 +108,8 @@ int main(int argc, char **argv) {
       {"--no-compare", OPT_FLAG, &no_compare,
        "with --rnn lstm / --attention dot: skip training the GRU + additive baseline"},
       {"--threads", OPT_INT, &threads,
-       "OpenMP threads (1: this model's ops are too small to split; 0: OpenMP's choice)"},
+       "OpenMP threads (default 0: the preset's, 1 for d2l-0.17 whose products are too small to "
+       "split, every core for d2l-1.0)"},
       {"--unfused", OPT_FLAG, &unfused,
        "train with your readable exercise functions instead of the fused kernels (slower)"},
       {NULL, 0, NULL, NULL}};
@@ -123,15 +120,6 @@ int main(int argc, char **argv) {
             "Bahdanau attention: GRU encoder-decoder with additive attention, English->French",
             &args, extra_opts);
   cli_check_output_file("--save", save); /* before training, not after */
-#ifdef _OPENMP
-  /* Measured on the 2-core test machine: with two threads every op large enough to fork
-   * (the output layer, the loss) waits on the other core, and training ran 5-10x slower.
-   * --preset d2l-1.0 too, though its per-step products are 25M+ multiply-adds: 4 epochs took
-   * 30 s on one thread and 125 s on two (AVX2 build, the machine shared with other jobs), and
-   * 2.5 s vs 4.6-7.9 s for 3 epochs with one other job running. So one thread for both
-   * presets; --threads 2 on a machine of your own. */
-  if (threads > 0) omp_set_num_threads(threads);
-#endif
   RnnKind kind;
   AttnKind akind;
   if (strcmp(rnn_name, "gru") == 0) kind = RNN_GRU;
@@ -144,6 +132,8 @@ int main(int argc, char **argv) {
   NmtConfig cfg;
   if (nmt_preset(preset, &cfg) != 0)
     die("lab03: unknown --preset '%s' (use d2l-0.17 or d2l-1.0)", preset);
+  if (threads < 0) die("lab03: --threads must be at least 0 (0: the preset's), got %d", threads);
+  seq2seq_set_threads(threads, cfg.preset == NMT_D2L_10);
   Hyper hp = cfg.preset == NMT_D2L_10 ? (Hyper){256, 256, 2, 30, 0.2f, 0.005f, true}
                                       : (Hyper){32, 32, 2, 250, 0.1f, 0.005f, false};
   if (args.epochs > 0) hp.epochs = args.epochs;

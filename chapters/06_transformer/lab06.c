@@ -45,10 +45,6 @@ residual connection and layer normalization.
 #include "../../common/util.h"
 #include "transformer.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* Layers × heads heatmap grid of rec (blks, heads, R, C), showing rows [0, rows) and columns
  * [0, cols) of every panel. */
 static void heatmap_grid(const char *out, const char *name, const float *rec, int blks,
@@ -140,7 +136,7 @@ int main(int argc, char **argv) {
   LabArgs args;
   bool d2l_compat = false, no_heldout = false;
   const char *save = NULL, *load = NULL, *translate = NULL;
-  int heldout = 200, threads = 1;
+  int heldout = 200, threads = 0;
   float lr = 0;
   const CliOpt extra[] = {
       {"--d2l-compat", OPT_FLAG, &d2l_compat,
@@ -152,8 +148,8 @@ int main(int argc, char **argv) {
       {"--no-heldout", OPT_FLAG, &no_heldout, "skip the held-out BLEU-4"},
       {"--lr", OPT_FLOAT, &lr, "Adam learning rate (0: the preset's, 0.005 or 0.001 for d2l-1.0)"},
       {"--threads", OPT_INT, &threads,
-       "OpenMP threads (1: the products are too small to gain from a second thread, and "
-       "a busy second core stalls every parallel region; d2l-1.0 too on a shared machine)"},
+       "OpenMP threads (default 0: the preset's, 1 for d2l-0.17 whose products are too small to "
+       "split, every core for d2l-1.0)"},
       {NULL, 0, NULL, NULL},
   };
   static const char *const presets[] = {"d2l-0.17", "d2l-1.0", NULL};
@@ -164,10 +160,8 @@ int main(int argc, char **argv) {
   cli_check_output_file("--save", save); /* before training, not after */
   if (heldout < 1) die("lab06: --heldout must be at least 1, got %d", heldout);
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
-  if (threads < 1) die("lab06: --threads must be at least 1, got %d", threads);
-#ifdef _OPENMP
-  omp_set_num_threads(threads);
-#endif
+  if (threads < 0) die("lab06: --threads must be at least 0 (0: the preset's), got %d", threads);
+  seq2seq_set_threads(threads, args.preset && strcmp(args.preset, "d2l-1.0") == 0);
 
   /***
 ## Positionwise Feed-Forward Networks
