@@ -92,9 +92,11 @@ int main(int argc, char **argv) {
   bool mean_pool = false;
   const CliOpt extra[] = {
       {"--steps", OPT_INT, &steps,
-       "stop training after N batches in all (for timing); validation then uses N batches"},
+       "stop training after N batches in all (for timing); validation then uses N batches "
+       "(default: no limit)"},
       {"--img-size", OPT_INT, &img_size,
-       "resize the images to this side (a multiple of the patch size; challenge 1)"},
+       "resize the images to this side (a multiple of the patch size; challenge 1; default: the "
+       "preset's)"},
       {"--patch", OPT_INT, &patch, "patch size (default: the preset's; it must divide the image size)"},
       {"--batch-size", OPT_INT, &batch_size, "minibatch size (default: the preset's, 128)"},
       {"--lr", OPT_FLOAT, &lr, "SGD learning rate (default: the preset's, 0.1)"},
