@@ -14,21 +14,6 @@ static void add_into(float *dst, const float *src, long n) {
   for (long i = 0; i < n; i++) dst[i] += src[i];
 }
 
-/* Short runs (a head's 8 or 16 features in transpose_qkv) in blocks of 8: each block is one
- * vector move, where memcpy or a loop GCC turns into memcpy costs a library call per run. The
- * last block overlaps the one before instead of running a remainder loop. */
-static inline void copy_run(float *restrict dst, const float *restrict src, int n) {
-  if (n < 8) {
-    for (int j = 0; j < n; j++) dst[j] = src[j];
-    return;
-  }
-  int j = 0;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; k++) dst[j + k] = src[j + k];
-  if (j < n)
-    for (int k = 0; k < 8; k++) dst[n - 8 + k] = src[n - 8 + k];
-}
-
 static inline void add_run(float *restrict dst, const float *restrict src, int n) {
   int j = 0;
   for (; j + 8 <= n; j += 8)
@@ -57,9 +42,9 @@ void cpu_permute(float *in, float *outp, const int *oshape, const long *sstride,
         float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
         if (st == 1) {
           if (mode == PW_GATHER)
-            copy_run(o, base, n);
+            cpu_copy_run(o, base, n);
           else if (mode == PW_STORE)
-            copy_run(base, o, n);
+            cpu_copy_run(base, o, n);
           else
             add_run(base, o, n);
         } else if (mode == PW_GATHER) {

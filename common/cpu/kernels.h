@@ -84,4 +84,19 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
                        float *dgx, float *dC, float *dH, float *dW_hh, float *db_hh, int B,
                        int H);
 
+/* dst[0..n) = src[0..n) for short runs (a head's 8 or 16 features in transpose_qkv, a bias row)
+ * in blocks of 8: each block is one vector move, where memcpy costs a library call per run. The
+ * last block overlaps the one before instead of running a remainder loop. */
+static inline void cpu_copy_run(float *restrict dst, const float *restrict src, int n) {
+  if (n < 8) {
+    for (int j = 0; j < n; j++) dst[j] = src[j];
+    return;
+  }
+  int j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; k++) dst[j + k] = src[j + k];
+  if (j < n)
+    for (int k = 0; k < 8; k++) dst[n - 8 + k] = src[n - 8 + k];
+}
+
 #endif
