@@ -335,6 +335,7 @@ static void install_handlers(void) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  signal(SIGIO, SIG_IGN); /* no runner may make a descriptor signal us (the filter refuses it too) */
 }
 
 /* A runner binary: opened once, exec'd through its descriptor (sandbox.c). */

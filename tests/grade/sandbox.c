@@ -58,21 +58,32 @@ static int load_filter(pid_t self, int static_exe) {
    * exec); refusing PROT_EXEC then means no code of the runner can be patched (write the
    * page, make it executable again) and no code can be made up at run time. A dynamic runner
    * needs it for the loader, and gets it. */
-  ALLOW(brk), ALLOW(munmap), ALLOW(mremap), ALLOW(madvise);
+  ALLOW(brk), ALLOW(munmap), ALLOW(madvise);
   if (static_exe) {
+    /* mremap(MREMAP_FIXED) could move a page of the student's own code (PROT_EXEC kept) over
+     * the harness's; malloc only ever needs MREMAP_MAYMOVE. */
+    const scmp_datum_t fixed = MREMAP_FIXED | MREMAP_DONTUNMAP;
+    RULE(SCMP_ACT_ALLOW, mremap, 1, SCMP_A3(SCMP_CMP_MASKED_EQ, fixed, 0));
+    RULE(SCMP_ACT_KILL_PROCESS, mremap, 1, SCMP_A3(SCMP_CMP_MASKED_EQ, MREMAP_FIXED, MREMAP_FIXED));
+    RULE(SCMP_ACT_KILL_PROCESS, mremap, 1,
+         SCMP_A3(SCMP_CMP_MASKED_EQ, MREMAP_DONTUNMAP, MREMAP_DONTUNMAP));
     RULE(SCMP_ACT_ALLOW, mmap, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
     RULE(SCMP_ACT_KILL_PROCESS, mmap, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
     RULE(SCMP_ACT_ALLOW, mprotect, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
     RULE(SCMP_ACT_KILL_PROCESS, mprotect, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
     KILL(pkey_mprotect);
   } else {
-    ALLOW(mmap), ALLOW(mprotect);
+    ALLOW(mmap), ALLOW(mprotect), ALLOW(mremap);
   }
   /* reading, descriptors, file metadata */
   ALLOW(read), ALLOW(readv), ALLOW(pread64), ALLOW(preadv), ALLOW(close), ALLOW(lseek);
   ALLOW(fstat), ALLOW(newfstatat), ALLOW(stat), ALLOW(lstat), ALLOW(statx), ALLOW(fstatfs);
   ALLOW(access), ALLOW(faccessat), ALLOW(faccessat2), ALLOW(readlink), ALLOW(readlinkat);
-  ALLOW(getcwd), ALLOW(getdents64), ALLOW(fcntl), ALLOW(dup), ALLOW(dup2), ALLOW(dup3);
+  ALLOW(getcwd), ALLOW(getdents64), ALLOW(dup), ALLOW(dup2), ALLOW(dup3);
+  /* fcntl up to F_SETLKW (descriptor flags, status flags, locks) and F_DUPFD_CLOEXEC; not
+   * F_SETOWN/F_SETSIG, which would make the kernel signal another process (the grader). */
+  RULE(SCMP_ACT_ALLOW, fcntl, 1, SCMP_A1(SCMP_CMP_LE, F_SETLKW));
+  RULE(SCMP_ACT_ALLOW, fcntl, 1, SCMP_A1(SCMP_CMP_EQ, F_DUPFD_CLOEXEC));
   /* open only for reading: O_WRONLY, O_RDWR (and so O_TMPFILE), O_CREAT, O_TRUNC, O_APPEND kill */
   const scmp_datum_t wr_bits[] = {O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND};
   scmp_datum_t wr = 0;

@@ -15,7 +15,9 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 passed=0
 failed=0
+skipped=0
 ok() { echo "ok   $*"; passed=$((passed + 1)); }
+skip() { echo "skip grading: $*"; skipped=$((skipped + 1)); }
 fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 check() { # description, command...: ok when the command succeeds
   local what=$1
@@ -239,6 +241,7 @@ expected_attacks='
 15_patch_code lab02_masked_softmax_1d forbidden
 16_exec_fd lab02_masked_softmax_1d forbidden
 17_rewrite_capture lab02_masked_softmax_1d forbidden
+18_mremap_code lab02_masked_softmax_1d forbidden
 '
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
   [ -x build/solutions/grade-run ]; then
@@ -288,7 +291,7 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] 
   check "every attack under tests/grader/attacks/ has an expected outcome" \
     [ "$(ls -d tests/grader/attacks/*/ | wc -l)" -eq "$(awk 'NF {print $1}' <<<"$expected_attacks" | sort -u | wc -l)" ]
 else
-  echo "skip attacks on the real labs: they need solutions/ and both graders built"
+  skip "attacks on the real labs: they need solutions/ and both graders built"
 fi
 
 # ------------------------------------------------------------------ 3. make handout
@@ -362,5 +365,5 @@ else
   fi
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
