@@ -65,10 +65,14 @@ static double check(const char *what, GradFn f, Tensor **inputs, int n, void *ct
       double d1 = central_diff(f, inputs, ctx, R, x, j, eps);
       double d2 = central_diff(f, inputs, ctx, R, x, j, eps / 2);
       numeric[j] = (4 * d2 - d1) / 3;
-      scale = fmax(scale, fabs(numeric[j]));
+      scale = fmax(scale, fabs(numeric[j])); /* a NaN here shows in diff below */
     }
     for (long j = 0; j < x->size; j++) {
       double diff = fabs(numeric[j] - (double)analytic[j]);
+      if (isnan(diff)) { /* a NaN anywhere fails the check (comparisons would skip it) */
+        maxdiff = NAN, at = j;
+        break;
+      }
       if (diff > maxdiff || j == 0) maxdiff = diff, at = j;
     }
     /* an all-zero gradient must be matched in absolute terms (1e-6: rounding of order-1 sums) */

@@ -7,7 +7,7 @@
 FUZZ_CC ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null)
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := $(B)/fuzz
-FUZZ_NAMES := fuzz_zip fuzz_gz_idx fuzz_fra fuzz_ckpt fuzz_cli
+FUZZ_NAMES := $(notdir $(basename $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
 # common/ once more, instrumented for coverage and the sanitizers (no OpenMP, no BLAS: plain C)
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra \

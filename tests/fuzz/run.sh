@@ -10,7 +10,9 @@ seeds=build/fuzz/seeds
 passed=0
 failed=0
 bash tests/fuzz/seeds.sh "$seeds" || { echo "FAIL fuzz: could not make the seed corpora"; echo "0 passed, 1 failed"; exit 1; }
-for name in fuzz_zip fuzz_gz_idx fuzz_fra fuzz_ckpt fuzz_cli; do
+# every harness there is (tests/fuzz/fuzz_*.c, as fuzz.mk builds them), not a second list
+for src in tests/fuzz/fuzz_*.c; do
+  name=$(basename "$src" .c)
   bin=build/fuzz/$name
   mkdir -p "$croot/$name"
   log=build/fuzz/$name.log

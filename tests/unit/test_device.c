@@ -264,8 +264,7 @@ static void training_matches_cpu(ModelKind kind) {
 
 TEST(device_transformer_training_step_matches_cpu) {
   if (!have_transformer()) {
-    printf("    device_transformer_training_step_matches_cpu: skipped, the lab06 exercises are "
-           "stubs in this build (VARIANT=labs)\n");
+    test_skip("the lab06 exercises are stubs in this build (VARIANT=labs)");
     return;
   }
   training_matches_cpu(M_TRANSFORMER);
@@ -273,8 +272,7 @@ TEST(device_transformer_training_step_matches_cpu) {
 
 TEST(device_bahdanau_gru_and_lstm_training_steps_match_cpu) {
   if (!have_bahdanau()) {
-    printf("    device_bahdanau_gru_and_lstm_training_steps_match_cpu: skipped, lab02's "
-           "masked_softmax is a stub in this build (VARIANT=labs)\n");
+    test_skip("lab02's masked_softmax is a stub in this build (VARIANT=labs)");
     return;
   }
   training_matches_cpu(M_GRU);
