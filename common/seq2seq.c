@@ -4,11 +4,9 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend.h"
 #include "cli.h"
@@ -82,7 +80,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
                         epochs, false, 0); /* drawn once, at the end: no gnuplot inside the timing */
   }
   int rc = 0;
-  double total_time = 0, last_rate = 0, flops0 = gemm_flops();
+  double total_time = 0, flops0 = gemm_flops();
   ag_set_release_grads(true); /* only the parameters' gradients are read after backward */
   long total_tokens = 0;
   for (int ep = 0; ep < epochs; ep++) {
@@ -117,7 +115,6 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     double dt = now_seconds() - t0;
     total_time += dt;
     total_tokens += ntok;
-    last_rate = dt > 0 ? ntok / dt : 0;
     /* d2l 0.17's metric: l.sum() / num_tokens, l the per-sequence mean over num_steps */
     double loss = ntok ? loss_sum / (double)ntok : NAN;
     res->epoch_losses[ep] = loss;
@@ -145,7 +142,6 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   res->train_seconds = total_time;
   res->tokens = total_tokens;
   res->tokens_per_sec = total_time > 0 ? total_tokens / total_time : 0;
-  res->last_epoch_tokens_per_sec = last_rate;
   /* One throughput per run: the progress lines' measure, stated once. (The book's closing line
    * times the last epoch only, a second number that disagreed with the progress lines.) */
   if (!cfg->quiet && rc == 0)

@@ -68,13 +68,13 @@ typedef struct Seq2SeqTrainResult {
   double final_loss;      /* epoch_losses[epochs - 1] */
   double tokens_per_sec;  /* valid target tokens / seconds inside the training loop, all epochs
                              (data preparation, plotting and printing excluded) */
-  double last_epoch_tokens_per_sec; /* what the book's closing line shows (last epoch only) */
   double train_seconds;
   long tokens;            /* valid target tokens seen */
 } Seq2SeqTrainResult;
 
-/* d2l's train_seq2seq: Adam, MaskedSoftmaxCELoss, clip, a progress line per 10 epochs and the
- * book's closing line "loss 0.020, 51234.5 tokens/sec on cpu". Returns 0 (or -1 when the loss
+/* d2l's train_seq2seq: Adam, MaskedSoftmaxCELoss, clip, a progress line per 10 epochs and a
+ * closing line in the book's form ("loss 0.020, 51234.5 tokens/sec on cpu", the rate over all
+ * epochs, with its definition) and the matrix products' GFLOP/s. Returns 0 (or -1 when the loss
  * became NaN/Inf, with a message on stderr). Free res with seq2seq_train_result_free. */
 int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *cfg,
                   Seq2SeqTrainResult *res);

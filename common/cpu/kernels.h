@@ -5,7 +5,7 @@
 
 #include "../backend.h"
 
-/* elementwise.c */
+/* cpu_elementwise.c */
 void cpu_fill(float *x, float v, long n);
 void cpu_acc(float *dst, const float *src, long n);
 void cpu_binary(BinaryOp op, const Broadcast *bc, const float *a, const float *b, float *out);
@@ -15,15 +15,15 @@ void cpu_div_grad_b(float *gb, const float *ga_sum, const float *b, long n);
 void cpu_unary(UnaryOp op, float s, const float *x, float *y, long n);
 void cpu_unary_grad(UnaryOp op, float s, const float *g, const float *x, const float *y,
                     float *ga, long n, bool fresh);
-/* matmul.c (gemm and gemm_batched are gemm.h's) */
+/* cpu_matmul.c (gemm and gemm_batched are gemm.h's) */
 void cpu_bias_rows(float *Y, const float *b, int rows, int n);
 void cpu_bias_grad(float *db, const float *dY, int rows, int n);
-/* reduce.c */
+/* cpu_reduce.c */
 void cpu_reduce(const float *a, float *out, long outer, long n, long inner, float scale);
 void cpu_reduce_grad(float *ga, const float *g, long outer, long n, long inner, float scale);
 void cpu_reduce_all(const float *a, long n, float scale, float *out1);
 void cpu_reduce_all_grad(float *ga, const float *g1, float scale, long n, bool fresh);
-/* softmax.c */
+/* cpu_softmax.c */
 void cpu_softmax(const float *x, float *y, long rows, int keys, const int *len, long per);
 void cpu_softmax_grad(const float *y, const float *g, float *dx, long rows, int keys, bool fresh);
 void cpu_log_softmax(const float *x, float *y, long rows, int n);
@@ -39,7 +39,7 @@ void cpu_cross_entropy_grad(float *dx, const float *g, const float *e, const flo
                             const int *label, const float *w, long rows, int V, bool fresh);
 void cpu_mse(const float *p, const float *t, long n, float *out1);
 void cpu_mse_grad(float *dp, float *dt, const float *g1, const float *p, const float *t, long n);
-/* nn.c */
+/* cpu_nn.c */
 void cpu_layer_norm(const float *x, const float *gamma, const float *beta, float *y,
                     float *stats, long rows, int D, float eps);
 void cpu_layer_norm_grad(const float *x, const float *gamma, const float *stats, const float *g,
@@ -56,7 +56,7 @@ void cpu_dropout(const float *x, float *y, uint8_t *keep, long n, uint32_t s0, u
                  uint32_t thr, float scale);
 void cpu_dropout_grad(float *dx, const float *g, const uint8_t *keep, float scale, long n,
                       bool fresh);
-/* shape.c */
+/* cpu_shape.c */
 void cpu_permute(float *in, float *outp, const int *oshape, const long *sstride,
                  PermuteMode mode);
 void cpu_copy_rows(float *dst, long dstride, const float *src, long sstride, long rows, long n,

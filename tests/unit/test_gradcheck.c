@@ -30,8 +30,11 @@ TEST(gradcheck_fails_a_backward_off_by_one_percent) {
                        tensor_from(2, (const int[]){4, 5}, w)}; /* W (4, 5) */
       double err = gradcheck_error(scaled_backward_fn, in, 2, (void *)&s, 1e-2);
       ag_step_reset();
-      if (k == 0 && !(err <= worst_ok)) worst_ok = err; /* keeps a NaN */
-      else least_bad = fmin(least_bad, err);
+      if (k == 0) {
+        if (!(err <= worst_ok)) worst_ok = err; /* keeps a NaN */
+      } else {
+        least_bad = fmin(least_bad, err);
+      }
     }
   }
   gradcheck_seed(99);
