@@ -166,7 +166,7 @@ endef
 $(foreach l,$(LABS),$(eval $(call LAB_RULE,$(l))))
 # The same binaries inside the build tree (what `make bench ISA=...` runs).
 define LAB_BIN_RULE
-$(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL)
+$(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(VARIANT_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LINK_LIBS)
 endef

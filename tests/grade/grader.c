@@ -111,12 +111,6 @@ static char *str_take(Str *b) { /* the string, "" when empty; b is reset */
   return s;
 }
 
-/* "tests/grade/lab02/test_x.c" out of whatever path the compiler was given */
-static const char *short_path(const char *file) {
-  const char *p = strstr(file, "tests/");
-  return p ? p : file;
-}
-
 /* ------------------------------------------------------------------ the tests */
 
 typedef enum {

@@ -107,8 +107,8 @@ double fake_alloc(double x) {
 }
 
 double fake_forge_verdict(double x) {
-  /* something shaped like a harness record (zero nonce, "verdict", no failures), on every
-   * descriptor a pipe to the grader might be */
+  /* garbage shaped like a channel record on every descriptor the channel might be (well-formed
+   * forged records are attack 01 under tests/grader/attacks/) */
   unsigned char rec[28] = {0};
   rec[16] = 2;
   rec[20] = 4;
@@ -120,7 +120,7 @@ double fake_forge_verdict(double x) {
 }
 
 double fake_grandchild(double x) {
-  if (fork() == 0) { /* outlives the test, holding stdout and the verdict pipe */
+  if (fork() == 0) { /* outlives the test, holding stdout and the channel */
     sleep(30);
     _exit(0);
   }
