@@ -74,14 +74,13 @@ CFLAGS_BASE += -DAL_HAVE_CBLAS -DAL_CBLAS_ACCELERATE -DACCELERATE_NEW_LAPACK
 LDLIBS += -framework Accelerate
 FEATURES += accelerate
 endif
+# CUDA: nvcc builds cuda/*.cu into the labs (cudart linked statically, cuBLAS from the toolkit,
+# found at run time through the rpath); the host code nvcc emits needs the C++ runtime.
 ifneq ($(NVCC),)
 ifeq ($(NO_CUDA),)
-ifneq ($(wildcard cuda/*.cu),)
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
-CFLAGS_BASE += -DAL_HAVE_CUDA
-LDLIBS += -L$(CUDA_HOME)/lib64 -lcudart -lcublas -Wl,-rpath,$(CUDA_HOME)/lib64
+CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
 FEATURES += cuda
-endif
 endif
 endif
 CFLAGS ?= $(OPT)
@@ -91,14 +90,14 @@ ifeq ($(MAKELEVEL),0)
 ifeq ($(filter clean help deps,$(MAKECMDGOALS)),)
 $(info attention-lab: VARIANT=$(VARIANT); OpenMP: $(if $(filter openmp,$(FEATURES)),yes,no); \
 CBLAS: $(if $(filter openblas,$(FEATURES)),OpenBLAS,$(if $(filter accelerate,$(FEATURES)),Accelerate,none (built-in GEMM))); \
-nvcc: $(if $(filter cuda,$(FEATURES)),yes,$(if $(NVCC),found but no kernels,no (CPU only))); \
+nvcc: $(if $(filter cuda,$(FEATURES)),yes,$(if $(NVCC),found but NO_CUDA=1 (CPU only),no (CPU only; --device cuda is an error))); \
 gnuplot: $(if $(HAVE_GNUPLOT),yes,no (figures as .dat + .gp only; make deps)))
 endif
 endif
 
 # ---------------------------------------------------------------- sources
 COMMON_SRC := $(wildcard common/*.c common/ops/*.c common/cpu/*.c)
-CUDA_SRC := $(if $(filter cuda,$(FEATURES)),$(wildcard cuda/*.cu))
+CUDA_SRC := $(wildcard cuda/*.cu)
 EX_SRC := $(wildcard $(VARIANT)/lab*/*.c)
 LAB_MAINS := $(sort $(wildcard chapters/*/lab[0-9][0-9].c))
 CHAP_SRC := $(filter-out $(LAB_MAINS),$(wildcard chapters/*/*.c))
@@ -110,11 +109,11 @@ VOBJ := $(B)/$(VARIANT)
 # Objects remember the flags they were built with: changing them (NO_BLAS=1, OPT=..., a newly
 # installed OpenBLAS, another CPU under -march=native) rebuilds everything instead of linking a
 # mix of old and new objects.
-FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CFLAGS) $(LDLIBS) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
+FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CFLAGS) $(LDLIBS) $(FEATURES) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
 $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(B)/flags-*.stamp && touch $@
 
-COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o) $(CUDA_SRC:%.cu=$(OBJ)/%.o)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 EX_OBJ := $(EX_SRC:%.c=$(VOBJ)/%.o)
 CHAP_OBJ := $(CHAP_SRC:%.c=$(VOBJ)/%.o)
 
@@ -127,15 +126,44 @@ VARIANT_STAMP := $(B)/variant-$(VARIANT).stamp
 # (labs/ or solutions/), both call common/; exercises never call chapter code.
 LINK_LIBS = $(LIBCHAP) $(LIBEX) $(LIBCOMMON) $(LDLIBS)
 
+# The CUDA backend, linked as objects (not in libcommon): the labs get the nvcc-built kernels, or
+# cuda/nocuda.c in a CPU-only build; the tests get the same kernels built against the emulator.
+ifneq ($(filter cuda,$(FEATURES)),)
+LAB_CUDA_OBJ := $(CUDA_SRC:%.cu=$(OBJ)/%.o)
+LAB_CUDA_LIBS := $(CUDA_LDLIBS)
+else
+LAB_CUDA_OBJ := $(OBJ)/cuda/nocuda.o
+LAB_CUDA_LIBS :=
+endif
+CXX_EMU ?= g++
+EMU_CXXFLAGS := -std=c++20 -DAL_CUDA_EMU -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -g -fno-math-errno
+EMU_SRC := $(CUDA_SRC) cuda/emu.cpp
+EMU_OBJ := $(patsubst %,$(B)/emu/%.o,$(basename $(EMU_SRC)))
+EMU_LIBS := -lstdc++ -lpthread
+
 DEPFLAGS = -MMD -MP
 
 $(OBJ)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(OBJ)/%.o: %.cu
+# nvcc: warnings are errors; ptxas's register/spill report lands in OBJ.ptxas, and a kernel
+# that uses local memory fails the build unless its file says why (cuda/nvcc_check.sh).
+# sm_90 (Hopper) plus PTX for compute_80, so newer GPUs and Ampere run it too.
+NVCC_FLAGS := -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h cuda/nvcc_check.sh
 	@mkdir -p $(@D)
-	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -c $< -o $@
+	bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)
+$(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+# the same kernels as host C++ against the emulator (tests only)
+$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -x c++ -c $< -o $@
+$(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -c $< -o $@
 
 $(VOBJ)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -160,15 +188,15 @@ LIBS_ALL := $(LIBCHAP) $(LIBEX) $(LIBCOMMON)
 
 define LAB_RULE
 $(1)_MAIN := $(patsubst %.c,$(VOBJ)/%.o,$(filter %/$(1).c,$(LAB_MAINS)))
-$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(VARIANT_STAMP)
-	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LINK_LIBS)
+$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(LAB_CUDA_OBJ) $$(VARIANT_STAMP)
+	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LAB_CUDA_OBJ) $$(LINK_LIBS) $$(LAB_CUDA_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_RULE,$(l))))
 # The same binaries inside the build tree (what `make bench ISA=...` runs).
 define LAB_BIN_RULE
-$(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(VARIANT_STAMP)
+$(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(LAB_CUDA_OBJ) $$(VARIANT_STAMP)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LINK_LIBS)
+	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LAB_CUDA_OBJ) $$(LINK_LIBS) $$(LAB_CUDA_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_BIN_RULE,$(l))))
 .PHONY: labs-all
@@ -177,8 +205,18 @@ labs-all: $(LABS)
 # ---------------------------------------------------------------- unit tests
 TEST_SRC := $(wildcard tests/unit/*.c) tests/gradcheck.c tests/golden_io.c
 TEST_OBJ := $(TEST_SRC:%.c=$(VOBJ)/%.o)
-$(VOBJ)/test_unit: $(TEST_OBJ) $(LIBS_ALL)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(LINK_LIBS)
+$(VOBJ)/test_unit: $(TEST_OBJ) $(LIBS_ALL) $(EMU_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(EMU_OBJ) $(LINK_LIBS) $(EMU_LIBS)
+
+# tests/cuda: every op forward and backward on the CPU and on the CUDA device, compared (and
+# timed on a GPU). cuda_check_emu runs the kernels in the emulator (make test); cuda_check is the
+# nvcc build, which skips where there is no GPU.
+CHECK_SRC := $(wildcard tests/cuda/*.c)
+CHECK_OBJ := $(CHECK_SRC:%.c=$(VOBJ)/%.o)
+$(VOBJ)/cuda_check_emu: $(CHECK_OBJ) $(LIBS_ALL) $(EMU_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(CHECK_OBJ) $(EMU_OBJ) $(LINK_LIBS) $(EMU_LIBS)
+$(VOBJ)/cuda_check: $(CHECK_OBJ) $(LIBS_ALL) $(LAB_CUDA_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(CHECK_OBJ) $(LAB_CUDA_OBJ) $(LINK_LIBS) $(LAB_CUDA_LIBS)
 
 # The same tests under AddressSanitizer + UndefinedBehaviorSanitizer (own object tree).
 ASAN := $(B)/asan
@@ -188,8 +226,37 @@ ASAN_OBJ := $(ASAN_SRC:%.c=$(ASAN)/%.o)
 $(ASAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
-$(ASAN)/test_unit: $(ASAN_OBJ)
-	$(CC) $(ASAN_CFLAGS) -o $@ $(ASAN_OBJ) $(filter-out -fopenmp,$(LDLIBS)) $(if $(filter openmp,$(FEATURES)),-fopenmp) -fsanitize=address,undefined
+ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC)))
+$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
+$(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
+ASAN_LINK = $(filter-out -fopenmp,$(LDLIBS)) $(if $(filter openmp,$(FEATURES)),-fopenmp) $(EMU_LIBS) -fsanitize=address,undefined
+ASAN_NONTEST_OBJ := $(filter-out $(ASAN)/tests/%,$(ASAN_OBJ))
+$(ASAN)/test_unit: $(ASAN_OBJ) $(ASAN_EMU_OBJ)
+	$(CC) $(ASAN_CFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EMU_OBJ) $(ASAN_LINK)
+$(ASAN)/cuda_check_emu: $(ASAN_NONTEST_OBJ) $(CHECK_SRC:%.c=$(ASAN)/%.o) $(ASAN_EMU_OBJ)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ASAN_LINK)
+
+# The kernels that use barriers and shared memory once more under ThreadSanitizer (their threads
+# are real threads in the emulator): the whole check program in its own tree, without OpenMP
+# (TSan does not see libgomp's synchronisation).
+TSAN := $(B)/tsan
+TSAN_CFLAGS := -O1 -g -fsanitize=thread $(filter-out -fopenmp,$(CFLAGS_BASE)) -Wno-unknown-pragmas
+TSAN_SRC := $(COMMON_SRC) $(wildcard solutions/lab*/*.c) $(CHAP_SRC) $(CHECK_SRC)
+$(TSAN)/%.o: %.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
+$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -x c++ -c $< -o $@
+$(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -c $< -o $@
+$(TSAN)/cuda_check_emu: $(TSAN_SRC:%.c=$(TSAN)/%.o) $(patsubst %,$(TSAN)/emu/%.o,$(basename $(EMU_SRC)))
+	$(CC) $(TSAN_CFLAGS) -o $@ $^ $(filter-out -fopenmp,$(LDLIBS)) $(EMU_LIBS) -fsanitize=thread
 
 .PHONY: unit asan-unit test vec-check test-aarch64
 vec-check:
@@ -203,7 +270,10 @@ asan-unit: $(ASAN)/test_unit
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/test_unit $(T)
 
 # make test: every suite, one final "N passed, N failed, N skipped" line (tests/run_all.sh)
-test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build
+CUDA_CHECKS := $(VOBJ)/cuda_check_emu $(ASAN)/cuda_check_emu $(TSAN)/cuda_check_emu $(if $(filter cuda,$(FEATURES)),$(VOBJ)/cuda_check)
+.PHONY: cuda-check
+cuda-check: $(CUDA_CHECKS)
+test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS)
 	@bash tests/run_all.sh
 
 # ---------------------------------------------------------------- areas with their own fragments

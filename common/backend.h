@@ -28,6 +28,10 @@
 
 #include "tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---------- plans: host-side descriptions a front hands to a kernel ---------- */
 
 /* A broadcast binary op seen as `rows` rows of `len[0]` contiguous output elements; an
@@ -202,7 +206,7 @@ extern const Backend cpu_backend;
     (res) = be_->fn(__VA_ARGS__);                                                              \
     if (be_->leave) be_->leave();                                                              \
   } while (0)
-_Noreturn void backend_missing(const Backend *be, const char *kernel);
+AL_NORETURN void backend_missing(const Backend *be, const char *kernel);
 
 /* ---------- device memory ---------- */
 void *dev_alloc(Device d, size_t bytes);   /* the device's activation arena */
@@ -210,4 +214,18 @@ void *dev_calloc(Device d, size_t bytes);
 /* A copy of n bytes of host memory on device d: the host pointer itself on the CPU. */
 void *dev_upload(Device d, const void *host, size_t bytes);
 
+/* ---------- the CUDA device (cuda/backend.cu; cuda/nocuda.c in a CPU-only build) ---------- */
+/* Find a GPU, start cuBLAS and register the CUDA table for DEV_CUDA. false: err says why in one
+ * line (no device, no driver: the CUDA error's name) and what to do (--device cpu). */
+bool cuda_open(char *err, size_t errlen);
+/* Host<->device copies made through the CUDA table so far (the per-step copy test). */
+typedef struct {
+  long to_device, to_host;
+} CudaCopyCounts;
+CudaCopyCounts cuda_copy_counts(void);
+const char *cuda_device_name(void);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -372,9 +372,10 @@ static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
 
   /* The one check of a device request: a device without a kernel table in this build. */
   args->dev = strcmp(args->device, "cuda") == 0 ? DEV_CUDA : DEV_CPU;
-  if (!backend_available(args->dev))
-    usage_error(&c, "this build has no CUDA kernels (the CUDA backend is not written yet, or nvcc "
-                "was not found at build time); run with --device cpu");
+  if (args->dev == DEV_CUDA) {
+    char why[256];
+    if (!cuda_open(why, sizeof why)) usage_error(&c, "--device cuda: %s", why);
+  }
   return 0;
 }
 

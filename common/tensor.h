@@ -21,6 +21,13 @@
 
 #define T_MAXDIM 4
 
+/* tensor.h and backend.h are also read by the CUDA kernel files (C++) */
+#ifdef __cplusplus
+#define AL_NORETURN [[noreturn]]
+#else
+#define AL_NORETURN _Noreturn
+#endif
+
 /* Where a tensor's data lives. DEV_TEST is a device only tests install (backend_register): it
  * computes with the CPU kernels but keeps its memory closed to the host outside kernel calls and
  * copies, so host code that reads device data crashes in the tests. */
@@ -49,7 +56,7 @@ struct Tensor {
 
 /* ---------- errors ---------- */
 /* Report an error: "op: message". Prints "error: ..." and exit(1), unless a catch is armed. */
-_Noreturn void tensor_error(const char *op, const char *fmt, ...)
+AL_NORETURN void tensor_error(const char *op, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Tests: arm a catch. tensor_error() then stores the message and longjmps to *env. */
 void tensor_catch_errors(jmp_buf *env);

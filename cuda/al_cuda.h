@@ -1,0 +1,101 @@
+/* al_cuda.h — what every .cu file of cuda/ includes: the CUDA runtime and cuBLAS under nvcc, or the
+ * emulator (emu.h) when the same file is compiled as host C++ for the tests (-DAL_CUDA_EMU);
+ * the launch macros; error checks; and the kit's C headers.
+ *
+ * Conventions of the kernel files (see cuda/README.md):
+ *  - One file per family of ops, the same families as common/cpu/. Each kernel computes what
+ *    its CPU twin computes (the Backend entry of common/backend.h) on the same raw pointers.
+ *  - Launch with LAUNCH(kernel, grid, block, shared_bytes, args...); a kernel that uses
+ *    __syncthreads or warp shuffles is launched with LAUNCH_SYNC (the emulator then runs its
+ *    threads as threads; under nvcc the two are the same launch).
+ *  - Static shared memory is declared with SHARED_ARRAY(type, name, count), dynamic with
+ *    SHARED_DYNAMIC(type, name).
+ *  - Grid-stride loops (for (long i = first_index(); i < n; i += grid_stride())) so any grid
+ *    size is correct and the launcher may cap the grid.
+ */
+#ifndef AL_CUDA_H
+#define AL_CUDA_H
+
+#ifdef AL_CUDA_EMU
+#include "emu.h"
+#define SHARED_ARRAY(type, name, count) type *name = (type *)emu_shared(sizeof(type) * (count), alignof(type))
+#define SHARED_DYNAMIC(type, name) type *name = (type *)emu_dynamic_shared()
+#define LAUNCH_(sync, kernel, grid, block, shared, ...)                                        \
+  emu_launch(#kernel, __FILE__, __LINE__, dim3(grid), dim3(block), (shared), (sync),           \
+             [=] { kernel(__VA_ARGS__); })
+#else
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#define SHARED_ARRAY(type, name, count) __shared__ type name[count]
+#define SHARED_DYNAMIC(type, name)                                                             \
+  extern __shared__ __align__(16) unsigned char al_dynamic_shared_[];                          \
+  type *name = (type *)al_dynamic_shared_
+#define LAUNCH_(sync, kernel, grid, block, shared, ...)                                        \
+  do {                                                                                         \
+    kernel<<<(grid), (block), (shared)>>>(__VA_ARGS__);                                        \
+    cuda_check_launch(#kernel, __FILE__, __LINE__);                                            \
+  } while (0)
+#endif
+#define LAUNCH(kernel, grid, block, shared, ...) LAUNCH_(false, kernel, grid, block, shared, __VA_ARGS__)
+#define LAUNCH_SYNC(kernel, grid, block, shared, ...) LAUNCH_(true, kernel, grid, block, shared, __VA_ARGS__)
+
+#include <stdbool.h>
+#include <stdint.h>
+
+extern "C" {
+#include "../common/backend.h"
+}
+
+/* ---------- errors: one line naming the call, the CUDA error and where; then exit ---------- */
+[[noreturn]] void cuda_fail(const char *what, const char *err_name, const char *err_text,
+                            const char *file, int line);
+#define CUDA_CHECK(call)                                                                       \
+  do {                                                                                         \
+    cudaError_t e_ = (call);                                                                   \
+    if (e_ != cudaSuccess) cuda_fail(#call, cudaGetErrorName(e_), cudaGetErrorString(e_),      \
+                                     __FILE__, __LINE__);                                      \
+  } while (0)
+void cuda_check_launch(const char *kernel, const char *file, int line);
+
+/* ---------- grid shapes ---------- */
+/* Threads a block for the elementwise kernels: 256 keeps 8 warps a block, enough to hide
+ * memory latency, and many blocks a multiprocessor. */
+enum { EW_THREADS = 256 };
+/* Blocks for n elements at `threads` a block, capped: a grid-stride loop covers the rest (more
+ * blocks than the GPU can hold at once only adds scheduling). */
+static inline unsigned ew_blocks(long n, int threads) {
+  long b = (n + threads - 1) / threads;
+  if (b < 1) b = 1;
+  return (unsigned)(b > 8192 ? 8192 : b);
+}
+static __device__ __forceinline__ long first_index(void) {
+  return (long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+static __device__ __forceinline__ long grid_stride(void) { return (long)gridDim.x * blockDim.x; }
+
+/* Sum of v over the 32 lanes of a warp (every lane gets it). */
+static __device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+static __device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+/* Sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
+ * Uses 32 floats of shared memory; two barriers. */
+static __device__ __forceinline__ float block_sum(float v, float *scratch32) {
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) scratch32[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch32[lane] : 0.0f;
+  v = warp_sum(v);
+  __syncthreads(); /* scratch may be reused right after */
+  return v;
+}
+
+/* The cuBLAS handle of the process (cuda/backend.cu). */
+cublasHandle_t cuda_blas(void);
+
+#endif

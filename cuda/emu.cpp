@@ -1,0 +1,482 @@
+/* emu.cpp — the CUDA emulator's runtime (see emu.h for what it models and why). Compiled with
+ * the kernels as host C++ into the test binaries only; the labs link the real CUDA runtime. */
+#include "emu.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+[[noreturn]] static void emu_die(const char *fmt, const char *a, const char *b = "", long c = 0) {
+  fprintf(stderr, "cuda emulator: ");
+  fprintf(stderr, fmt, a, b, c);
+  fprintf(stderr, "\n");
+  fflush(stderr);
+  abort();
+}
+
+/* ---------- device memory: closed to the host except inside launches and copies ---------- */
+
+struct Region {
+  char *p;
+  size_t len;
+};
+static std::vector<Region> g_regions;
+static int g_open_depth;
+static std::mutex g_mem_mutex;
+static EmuCopyStats g_copies;
+static long g_launches;
+
+static void set_prot(int prot) {
+  for (const Region &r : g_regions)
+    if (mprotect(r.p, r.len, prot) != 0) emu_die("mprotect failed on %s%s", "device memory");
+}
+static void mem_open(void) {
+  if (g_open_depth++ == 0) set_prot(PROT_READ | PROT_WRITE);
+}
+static void mem_close(void) {
+  if (--g_open_depth == 0) set_prot(PROT_NONE);
+}
+static bool is_device(const void *p, size_t bytes) {
+  const char *c = (const char *)p;
+  for (const Region &r : g_regions)
+    if (c >= r.p && c < r.p + r.len) {
+      if (c + bytes > r.p + r.len) emu_die("a copy of %s bytes runs past a device allocation%s", "");
+      return true;
+    }
+  return false;
+}
+
+cudaError_t cudaGetDeviceCount(int *n) {
+  *n = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "CUDA emulator (cuda/emu.cpp)");
+  p->totalGlobalMem = (size_t)1 << 32;
+  p->major = 9;
+  p->multiProcessorCount = 1;
+  return d == 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t cudaMalloc(void **out, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t len = bytes ? (bytes + page - 1) / page * page : page;
+  void *p = mmap(NULL, len, g_open_depth ? PROT_READ | PROT_WRITE : PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
+  g_regions.push_back({(char *)p, len});
+  *out = p;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *p) {
+  if (!p) return cudaSuccess;
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  for (size_t i = 0; i < g_regions.size(); i++)
+    if (g_regions[i].p == p) {
+      munmap(p, g_regions[i].len);
+      g_regions[i] = g_regions.back();
+      g_regions.pop_back();
+      return cudaSuccess;
+    }
+  emu_die("cudaFree of %s, which cudaMalloc did not return%s", "a pointer");
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  static const char *names[] = {"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice"};
+  bool dd = is_device(dst, bytes), sd = is_device(src, bytes);
+  bool want_dd = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  bool want_sd = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (bytes && (dd != want_dd || sd != want_sd))
+    emu_die("cudaMemcpy%s: %s pointer is on the wrong side", names[kind & 3],
+            dd != want_dd ? "the destination" : "the source");
+  if (kind == cudaMemcpyHostToDevice) g_copies.to_device++;
+  if (kind == cudaMemcpyDeviceToHost) g_copies.to_host++;
+  if (kind == cudaMemcpyDeviceToDevice) g_copies.within++;
+  mem_open();
+  if (bytes) memmove(dst, src, bytes);
+  mem_close();
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *p, int v, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  if (bytes && !is_device(p, bytes)) emu_die("cudaMemset of %s%s", "host memory");
+  mem_open();
+  memset(p, v, bytes);
+  mem_close();
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+const char *cudaGetErrorName(cudaError_t e) {
+  switch (e) {
+  case cudaSuccess: return "cudaSuccess";
+  case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+  case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+  case cudaErrorNoDevice: return "cudaErrorNoDevice";
+  }
+  return "cudaErrorUnknown";
+}
+const char *cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error" : e == cudaErrorNoDevice ? "no CUDA-capable device is detected" : "error";
+}
+
+EmuCopyStats emu_copy_stats(void) { return g_copies; }
+long emu_launch_count(void) { return g_launches; }
+
+/* ---------- cuBLAS: the column-major products, computed on the CPU ---------- */
+
+struct cublasContext {
+  cublasMath_t mode;
+};
+cublasStatus_t cublasCreate(cublasHandle_t *h) {
+  *h = new cublasContext{CUBLAS_DEFAULT_MATH};
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy(cublasHandle_t h) {
+  delete h;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode) {
+  h->mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+const char *cublasGetStatusName(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
+}
+
+/* C (m x n, column-major, ldc) = alpha op(A) op(B) + beta C, as cuBLAS defines it: op(A) is
+ * m x k (A stored m x k with lda >= m, or k x m with lda >= k when transposed); beta == 0 does
+ * not read C. Accumulated in double: this is the reference the GPU's float sums are held to. */
+static cublasStatus_t gemm1(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            float alpha, const float *A, int lda, const float *B, int ldb,
+                            float beta, float *C, int ldc) {
+  if (m < 0 || n < 0 || k < 0 || lda < (ta == CUBLAS_OP_N ? m : k) || lda < 1 ||
+      ldb < (tb == CUBLAS_OP_N ? k : n) || ldb < 1 || ldc < m || ldc < 1)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      double s = 0;
+      for (int p = 0; p < k; p++) {
+        float a = ta == CUBLAS_OP_N ? A[i + (long)p * lda] : A[p + (long)i * lda];
+        float b = tb == CUBLAS_OP_N ? B[p + (long)j * ldb] : B[j + (long)p * ldb];
+        s += (double)a * b;
+      }
+      float *c = &C[i + (long)j * ldc];
+      *c = (float)(alpha * s + (beta == 0.0f ? 0.0 : (double)beta * *c));
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                           int n, int k, const float *alpha, const float *A, int lda,
+                           const float *B, int ldb, const float *beta, float *C, int ldc) {
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc,
+                                   0, 1);
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         long long strideA, const float *B, int ldb,
+                                         long long strideB, const float *beta, float *C, int ldc,
+                                         long long strideC, int count) {
+  if (!h || count < 0) return CUBLAS_STATUS_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  /* the operands must be device memory, as on the GPU */
+  if ((m && n && !is_device(C, sizeof(float))) || (m && k && !is_device(A, sizeof(float))) ||
+      (k && n && !is_device(B, sizeof(float))))
+    emu_die("cublasSgemm%s: an operand is %s", "", "host memory");
+  g_launches++;
+  mem_open();
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  for (int b = 0; b < count && st == CUBLAS_STATUS_SUCCESS; b++)
+    st = gemm1(ta, tb, m, n, k, *alpha, A + b * strideA, lda, B + b * strideB, ldb, *beta,
+               C + b * strideC, ldc);
+  mem_close();
+  return st;
+}
+
+/* ---------- launches ---------- */
+
+/* A reusable barrier over `count` threads (count set before each launch). */
+struct Barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  int count = 0, waiting = 0;
+  unsigned long gen = 0;
+  void wait(void) {
+    std::unique_lock<std::mutex> lock(m);
+    unsigned long g = gen;
+    if (++waiting == count) {
+      waiting = 0;
+      gen++;
+      cv.notify_all();
+    } else {
+      cv.wait(lock, [&] { return gen != g; });
+    }
+  }
+};
+
+enum { SHARED_STATIC_MAX = 48 * 1024, MAX_THREADS = 1024 };
+
+struct Launch {
+  const char *kernel, *file;
+  int line;
+  dim3 grid, block;
+  int nthreads;
+  bool sync;
+  const std::function<void()> *body;
+  alignas(16) unsigned char shared[SHARED_STATIC_MAX];
+  std::vector<unsigned char> dynamic_shared;
+  Barrier block_barrier;
+  Barrier warp_barrier[MAX_THREADS / 32];
+  union Slot {
+    float f;
+    double d;
+  } slots[MAX_THREADS];
+};
+static Launch g_launch;
+
+/* per thread: its linear index in the block and its static shared-memory cursor */
+static thread_local int t_tid = -1;
+static thread_local size_t t_shared_used;
+static thread_local bool t_in_launch;
+
+static void need_sync(const char *what) {
+  if (!t_in_launch) emu_die("%s called outside a kernel%s", what);
+  if (!g_launch.sync)
+    emu_die("kernel %s calls %s but was launched with LAUNCH; launch it with LAUNCH_SYNC",
+            g_launch.kernel, what);
+}
+
+void *emu_shared(size_t bytes, size_t align) {
+  if (!t_in_launch) emu_die("shared memory used outside a kernel%s%s", "");
+  size_t off = (t_shared_used + align - 1) / align * align;
+  if (off + bytes > SHARED_STATIC_MAX)
+    emu_die("kernel %s declares more than 48 KB of static shared memory (%s%ld bytes)",
+            g_launch.kernel, "", (long)(off + bytes));
+  t_shared_used = off + bytes;
+  return g_launch.shared + off;
+}
+
+void *emu_dynamic_shared(void) { return g_launch.dynamic_shared.data(); }
+
+void __syncthreads(void) {
+  need_sync("__syncthreads");
+  g_launch.block_barrier.wait();
+}
+
+/* The lanes of this thread's warp: a block's last warp may be partial. */
+static int warp_lanes(int warp) {
+  int rest = g_launch.nthreads - warp * 32;
+  return rest < 32 ? rest : 32;
+}
+
+template <typename T> static T shuffle(const char *name, T v, int src_of_lane(int lane, int arg, int width), int arg, int width) {
+  need_sync(name);
+  if (width < 1 || width > 32 || (width & (width - 1)))
+    emu_die("%s: width must be a power of two up to 32%s", name);
+  int warp = t_tid / 32, lane = t_tid % 32, lanes = warp_lanes(warp);
+  Launch::Slot *s = g_launch.slots + warp * 32;
+  if constexpr (sizeof(T) == sizeof(float)) s[lane].f = v;
+  else s[lane].d = v;
+  g_launch.warp_barrier[warp].wait(); /* every lane has written its value */
+  int src = src_of_lane(lane, arg, width);
+  T r = v;
+  if (src >= 0 && src < lanes) {
+    if constexpr (sizeof(T) == sizeof(float)) r = s[src].f;
+    else r = s[src].d;
+  }
+  g_launch.warp_barrier[warp].wait(); /* every lane has read before the slots are reused */
+  return r;
+}
+static int src_down(int lane, int delta, int width) {
+  return (lane % width) + delta < width ? lane + delta : -1;
+}
+static int src_xor(int lane, int mask, int width) {
+  int s = lane ^ mask;
+  return s / width == lane / width ? s : -1;
+}
+static int src_idx(int lane, int src, int width) { return (lane / width) * width + src % width; }
+
+float __shfl_down_sync(unsigned, float v, unsigned d, int w) {
+  return shuffle<float>("__shfl_down_sync", v, src_down, (int)d, w);
+}
+float __shfl_xor_sync(unsigned, float v, int m, int w) {
+  return shuffle<float>("__shfl_xor_sync", v, src_xor, m, w);
+}
+float __shfl_sync(unsigned, float v, int s, int w) {
+  return shuffle<float>("__shfl_sync", v, src_idx, s, w);
+}
+double __shfl_down_sync(unsigned, double v, unsigned d, int w) {
+  return shuffle<double>("__shfl_down_sync", v, src_down, (int)d, w);
+}
+double __shfl_xor_sync(unsigned, double v, int m, int w) {
+  return shuffle<double>("__shfl_xor_sync", v, src_xor, m, w);
+}
+
+float atomicAdd(float *p, float v) {
+  uint32_t *u = (uint32_t *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
+  float f;
+  do {
+    memcpy(&f, &old, 4);
+    float s = f + v;
+    memcpy(&nu, &s, 4);
+  } while (!__atomic_compare_exchange_n(u, &old, nu, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  return f;
+}
+double atomicAdd(double *p, double v) {
+  uint64_t *u = (uint64_t *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
+  double f;
+  do {
+    memcpy(&f, &old, 8);
+    double s = f + v;
+    memcpy(&nu, &s, 8);
+  } while (!__atomic_compare_exchange_n(u, &old, nu, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  return f;
+}
+int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+
+static void set_thread(int tid) {
+  const dim3 &b = g_launch.block;
+  threadIdx = dim3(tid % b.x, tid / b.x % b.y, tid / (b.x * b.y));
+  blockDim = b;
+  gridDim = g_launch.grid;
+  t_tid = tid;
+}
+
+static void set_block(long blk) {
+  const dim3 &g = g_launch.grid;
+  blockIdx = dim3(blk % g.x, blk / g.x % g.y, blk / ((long)g.x * g.y));
+}
+
+static long grid_blocks(void) {
+  return (long)g_launch.grid.x * g_launch.grid.y * g_launch.grid.z;
+}
+
+/* Poison a block's shared memory: a read of a value no thread wrote is a NaN. */
+static void poison_shared(void) {
+  memset(g_launch.shared, 0xff, sizeof g_launch.shared);
+  if (!g_launch.dynamic_shared.empty())
+    memset(g_launch.dynamic_shared.data(), 0xff, g_launch.dynamic_shared.size());
+}
+
+/* One thread of a LAUNCH_SYNC block: every block of the grid in turn. */
+static void run_thread(int tid) {
+  set_thread(tid);
+  t_in_launch = true;
+  for (long blk = 0; blk < grid_blocks(); blk++) {
+    if (tid == 0) poison_shared();
+    g_launch.block_barrier.wait(); /* poisoned before anyone starts this block */
+    set_block(blk);
+    t_shared_used = 0;
+    (*g_launch.body)();
+    g_launch.block_barrier.wait(); /* the block is over before the next one's poison */
+  }
+  t_in_launch = false;
+}
+
+/* The worker threads, kept across launches (starting 256 threads per launch would dominate). */
+struct Pool {
+  std::vector<std::thread> threads;
+  std::mutex m;
+  std::condition_variable start, done;
+  unsigned long gen = 0;
+  int running = 0;
+  bool quit = false;
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      quit = true;
+    }
+    start.notify_all();
+    for (std::thread &t : threads) t.join();
+  }
+};
+static Pool g_pool;
+
+static void worker(int id) {
+  unsigned long seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(g_pool.m);
+      g_pool.start.wait(lock, [&] { return g_pool.quit || g_pool.gen != seen; });
+      if (g_pool.quit) return;
+      seen = g_pool.gen;
+      if (id >= g_launch.nthreads) continue;
+    }
+    run_thread(id);
+    std::lock_guard<std::mutex> lock(g_pool.m);
+    if (--g_pool.running == 0) g_pool.done.notify_all();
+  }
+}
+
+void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
+                size_t dynamic_shared, bool sync, const std::function<void()> &body) {
+  if (t_in_launch) emu_die("kernel %s launched from inside kernel %s", kernel, g_launch.kernel);
+  long nthreads = (long)block.x * block.y * block.z;
+  if (nthreads < 1 || nthreads > MAX_THREADS || block.z > 64)
+    emu_die("kernel %s (%s): block of %ld threads; a block has 1 to 1024", kernel, file,
+            nthreads);
+  if (grid.x < 1 || grid.y < 1 || grid.z < 1 || grid.y > 65535 || grid.z > 65535)
+    emu_die("kernel %s (%s): empty or oversized grid (%ld blocks in y or z)", kernel, file,
+            (long)(grid.x < 1 ? 0 : grid.y > 65535 ? grid.y : grid.z));
+  if (dynamic_shared > SHARED_STATIC_MAX)
+    emu_die("kernel %s (%s): %ld bytes of dynamic shared memory; the default limit is 48 KB",
+            kernel, file, (long)dynamic_shared);
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  g_launches++;
+  g_launch.kernel = kernel;
+  g_launch.file = file;
+  g_launch.line = line;
+  g_launch.grid = grid;
+  g_launch.block = block;
+  g_launch.nthreads = (int)nthreads;
+  g_launch.sync = sync;
+  g_launch.body = &body;
+  g_launch.dynamic_shared.assign(dynamic_shared, 0);
+  mem_open();
+  if (!sync) {
+    t_in_launch = true;
+    for (long blk = 0; blk < grid_blocks(); blk++) {
+      poison_shared();
+      set_block(blk);
+      for (int t = 0; t < nthreads; t++) {
+        set_thread(t);
+        t_shared_used = 0;
+        body();
+      }
+    }
+    t_in_launch = false;
+  } else {
+    g_launch.block_barrier.count = (int)nthreads;
+    for (int w = 0; w * 32 < nthreads; w++) g_launch.warp_barrier[w].count = warp_lanes(w);
+    std::unique_lock<std::mutex> plock(g_pool.m);
+    while ((long)g_pool.threads.size() < nthreads) {
+      int id = (int)g_pool.threads.size();
+      g_pool.threads.emplace_back(worker, id);
+    }
+    g_pool.running = (int)nthreads;
+    g_pool.gen++;
+    g_pool.start.notify_all();
+    g_pool.done.wait(plock, [] { return g_pool.running == 0; });
+  }
+  mem_close();
+}

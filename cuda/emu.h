@@ -1,0 +1,129 @@
+/* emu.h — a small CUDA emulator: the kernels of cuda/ (the .cu files) compiled as host C++ (g++ -DAL_CUDA_EMU)
+ * run their launches on the CPU, so every kernel is checked in CI, where there is no GPU.
+ *
+ * What it models, and why each part is there:
+ *  - A launch runs its grid one block after another. A kernel launched with LAUNCH (no barriers)
+ *    runs its threads one after another on the calling thread; one launched with LAUNCH_SYNC runs
+ *    the threads of a block as real threads, __syncthreads() a barrier across them and the warp
+ *    shuffles an exchange among the 32 lanes of a warp, so a missing barrier is a real race
+ *    (ThreadSanitizer reports it; the shared memory below is poisoned with NaN at every block's
+ *    start, so reading a value nobody wrote shows up in the results too). A barrier or shuffle
+ *    inside a LAUNCH kernel is an error naming the kernel.
+ *  - Limits of the hardware: at most 1024 threads a block, 48 KB of static shared memory a block.
+ *  - Device memory (cudaMalloc) is mapped PROT_NONE except while a launch or a copy function
+ *    runs: host code that dereferences a device pointer crashes instead of passing.
+ *  - cuBLAS's two products (cublasSgemm, cublasSgemmStridedBatched) compute the same
+ *    column-major product on the CPU, so transpose flags and leading dimensions are tested.
+ * Threads within a block see each other's writes only through barriers and shuffles, as on the GPU.
+ */
+#ifndef AL_CUDA_EMU_H
+#define AL_CUDA_EMU_H
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+extern thread_local dim3 threadIdx, blockIdx;
+extern thread_local dim3 blockDim, gridDim;
+static constexpr int warpSize = 32;
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+
+/* ---------- runtime API (the part the kit uses) ---------- */
+typedef enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorNoDevice = 100
+} cudaError_t;
+typedef enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3
+} cudaMemcpyKind;
+typedef struct CUstream_st *cudaStream_t;
+struct cudaDeviceProp {
+  char name[256];
+  size_t totalGlobalMem;
+  int major, minor, multiProcessorCount;
+};
+
+cudaError_t cudaGetDeviceCount(int *n);
+cudaError_t cudaSetDevice(int d);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int d);
+cudaError_t cudaMalloc(void **p, size_t bytes);
+cudaError_t cudaFree(void *p);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemset(void *p, int v, size_t bytes);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaGetLastError(void);
+const char *cudaGetErrorName(cudaError_t e);
+const char *cudaGetErrorString(cudaError_t e);
+
+/* ---------- cuBLAS (the part the kit uses) ---------- */
+typedef struct cublasContext *cublasHandle_t;
+typedef enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 } cublasStatus_t;
+typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
+typedef enum { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 } cublasMath_t;
+cublasStatus_t cublasCreate(cublasHandle_t *h);
+cublasStatus_t cublasDestroy(cublasHandle_t h);
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode);
+cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                           int n, int k, const float *alpha, const float *A, int lda,
+                           const float *B, int ldb, const float *beta, float *C, int ldc);
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
+                                         cublasOperation_t tb, int m, int n, int k,
+                                         const float *alpha, const float *A, int lda,
+                                         long long strideA, const float *B, int ldb,
+                                         long long strideB, const float *beta, float *C, int ldc,
+                                         long long strideC, int count);
+const char *cublasGetStatusName(cublasStatus_t s);
+
+/* ---------- inside kernels ---------- */
+void __syncthreads(void);
+float __shfl_down_sync(unsigned mask, float v, unsigned delta, int width = warpSize);
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = warpSize);
+float __shfl_sync(unsigned mask, float v, int src_lane, int width = warpSize);
+double __shfl_down_sync(unsigned mask, double v, unsigned delta, int width = warpSize);
+double __shfl_xor_sync(unsigned mask, double v, int lane_mask, int width = warpSize);
+float atomicAdd(float *p, float v);
+int atomicAdd(int *p, int v);
+double atomicAdd(double *p, double v);
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+static inline float __ldg(const float *p) { return *p; }
+static inline int __ldg(const int *p) { return *p; }
+
+/* Static shared memory of the current block (SHARED_ARRAY in al_cuda.h): every thread makes the
+ * same calls in the same order, so each gets the same offset. */
+void *emu_shared(size_t bytes, size_t align);
+/* The launch's dynamic shared memory (the third launch argument). */
+void *emu_dynamic_shared(void);
+
+/* Run `body` once per thread of the grid; sync: the kernel uses barriers or shuffles. */
+void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
+                size_t dynamic_shared, bool sync, const std::function<void()> &body);
+
+/* For tests: host<->device copies since the program started, and whether memory is closed. */
+struct EmuCopyStats {
+  long to_device, to_host, within;
+};
+EmuCopyStats emu_copy_stats(void);
+long emu_launch_count(void);
+
+/* device math functions the host library lacks */
+static inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+
+#endif

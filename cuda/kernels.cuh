@@ -1,0 +1,19 @@
+/* kernels.cuh — each family file of cuda/ fills its entries of the CUDA Backend table; backend.cu
+ * calls them all. The launchers have the signatures of backend.h (raw device pointers, sizes,
+ * host-side plan structs passed by value to the kernels). */
+#ifndef AL_CUDA_KERNELS_CUH
+#define AL_CUDA_KERNELS_CUH
+
+#include "al_cuda.h"
+
+void cuda_register_elementwise(Backend *be); /* elementwise.cu */
+void cuda_register_matmul(Backend *be);      /* matmul.cu */
+void cuda_register_reduce(Backend *be);      /* reduce.cu */
+void cuda_register_softmax(Backend *be);     /* softmax.cu */
+void cuda_register_nn(Backend *be);          /* nn.cu */
+void cuda_register_shape(Backend *be);       /* shape.cu */
+void cuda_register_optim(Backend *be);       /* optim.cu */
+void cuda_register_fused(Backend *be);       /* fused.cu: additive_scores */
+void cuda_register_rnn(Backend *be);         /* rnn.cu: rnn_cell */
+
+#endif

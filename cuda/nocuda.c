@@ -1,0 +1,13 @@
+/* nocuda.c — the CUDA entry points of a CPU-only build (no nvcc, or NO_CUDA=1). */
+#include <stdio.h>
+
+#include "../common/backend.h"
+
+bool cuda_open(char *err, size_t errlen) {
+  snprintf(err, errlen,
+           "this build has no CUDA backend (nvcc was not found at build time, or NO_CUDA=1); "
+           "run with --device cpu");
+  return false;
+}
+CudaCopyCounts cuda_copy_counts(void) { return (CudaCopyCounts){0, 0}; }
+const char *cuda_device_name(void) { return "none"; }

@@ -1,0 +1,245 @@
+/* cuda_check — every op forward and backward on the CPU and on the CUDA device, compared; one
+ * line per op with the largest difference over its shapes and its tolerance; with --time, each
+ * op timed on both devices.
+ *
+ *   build/solutions/cuda_check_emu   the kernels in the emulator (cuda/emu.h): make test runs it,
+ *                                    also under ASan+UBSan and (--sync) under ThreadSanitizer
+ *   build/solutions/cuda_check       the nvcc build: on a GPU; where there is none it says
+ *                                    "skip: no CUDA device (...)" and counts it as skipped
+ * Options: --family NAME (repeatable), --time, --sync (only the families whose kernels use
+ * barriers or shuffles: the ThreadSanitizer run). Ends with "N passed, N failed, N skipped". */
+#include "cuda_check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../common/rng.h"
+
+Tensor *cc_input(CcRun *r, int ndim, const int *shape, unsigned seed, float lo, float hi,
+                 bool grad) {
+  long n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  float *h = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  Rng g;
+  rng_init(&g, seed * 7919u + (unsigned)r->variant);
+  for (long i = 0; i < n; i++) h[i] = rng_uniform(&g, lo, hi);
+  Device old = tensor_default_device();
+  tensor_set_default_device(r->dev);
+  Tensor *t = tensor_from(ndim, shape, h);
+  tensor_set_default_device(old);
+  free(h);
+  if (grad) {
+    t->requires_grad = true;
+    if (r->n_in < CC_MAX_INPUTS) r->in[r->n_in++] = t;
+  }
+  return t;
+}
+
+Tensor *cc_ints(CcRun *r, int ndim, const int *shape, unsigned seed, int lo, int hi) {
+  long n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  float *h = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  Rng g;
+  rng_init(&g, seed * 7919u + (unsigned)r->variant);
+  for (long i = 0; i < n; i++) h[i] = (float)(lo + rng_int(&g, hi - lo + 1));
+  Device old = tensor_default_device();
+  tensor_set_default_device(r->dev);
+  Tensor *t = tensor_from(ndim, shape, h);
+  tensor_set_default_device(old);
+  free(h);
+  return t;
+}
+
+void cc_shape(CcRun *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->shape, sizeof r->shape, fmt, ap);
+  va_end(ap);
+}
+
+/* ---------- one case, one shape, on one device ---------- */
+
+typedef struct {
+  float *out;                 /* the output, on the host */
+  long n_out;
+  float *grad[CC_MAX_INPUTS]; /* each compared input's gradient, on the host (NULL: none) */
+  long n_grad[CC_MAX_INPUTS];
+  int n_in;
+  char shape[96];
+  int out_shape[T_MAXDIM], out_ndim;
+} Result;
+
+static float *host_copy(Device d, const float *p, long n) {
+  float *h = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  if (n) backend_of(d)->to_host(h, p, sizeof(float) * (size_t)n);
+  return h;
+}
+
+static void result_free(Result *res) {
+  free(res->out);
+  for (int i = 0; i < res->n_in; i++) free(res->grad[i]);
+}
+
+/* Run the case; the output's gradient is w, uniform in [-1, 1) from a fixed seed. */
+static Result run_on(const CcCase *c, int variant, Device d) {
+  Result res = {0};
+  CcRun r = {.dev = d, .variant = variant};
+  Tensor *out = c->run(&r);
+  res.out = host_copy(d, out->data, out->size);
+  res.n_out = out->size;
+  res.out_ndim = out->ndim;
+  memcpy(res.out_shape, out->shape, sizeof out->shape);
+  memcpy(res.shape, r.shape, sizeof r.shape);
+  res.n_in = r.n_in;
+  if (out->requires_grad && r.n_in > 0) {
+    CcRun wr = {.dev = d, .variant = variant};
+    Tensor *w = cc_input(&wr, out->ndim, out->shape, 99, -1, 1, false);
+    ag_backward(t_sum_all(t_mul(out, w)));
+    for (int i = 0; i < r.n_in; i++)
+      if (r.in[i]->grad) {
+        res.grad[i] = host_copy(d, r.in[i]->grad, r.in[i]->size);
+        res.n_grad[i] = r.in[i]->size;
+      }
+  }
+  ag_step_reset();
+  return res;
+}
+
+/* The largest |b - a| / (1 + |a|); a NaN or inf on one side only is an infinite error. */
+static double max_err(const float *a, const float *b, long n) {
+  double worst = 0;
+  for (long i = 0; i < n; i++) {
+    if (isnan(a[i]) || isnan(b[i]) || isinf(a[i]) || isinf(b[i])) {
+      if (!((isnan(a[i]) && isnan(b[i])) || a[i] == b[i])) return INFINITY;
+      continue;
+    }
+    double e = fabs((double)b[i] - a[i]) / (1.0 + fabs((double)a[i]));
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Seconds per forward + backward of the case's largest shape on d (at least 0.05 s measured). */
+static double time_on(const CcCase *c, Device d) {
+  int v = c->variants - 1;
+  Result warm = run_on(c, v, d);
+  result_free(&warm);
+  int reps = 0;
+  double t0 = now(), t;
+  do {
+    Result res = run_on(c, v, d); /* ends in a copy to the host: the device is done */
+    result_free(&res);
+    reps++;
+    t = now() - t0;
+  } while (t < 0.05 && reps < 1000);
+  return t / reps;
+}
+
+/* ---------- the families ---------- */
+
+typedef struct {
+  const char *name;
+  const CcCase *cases;
+  bool sync; /* its kernels use barriers or warp shuffles */
+} Family;
+static const Family families[] = {
+    {"elementwise", cases_elementwise, true}, {"matmul", cases_matmul, false},
+    {"reduce", cases_reduce, true},           {"softmax", cases_softmax, true},
+    {"nn", cases_nn, true},                   {"shape", cases_shape, false},
+    {"optim", cases_optim, true},             {"fused", cases_fused, true},
+    {"rnn", cases_rnn, true},
+};
+enum { N_FAMILIES = sizeof families / sizeof families[0] };
+
+int main(int argc, char **argv) {
+  const char *only[N_FAMILIES];
+  int n_only = 0;
+  bool timing = false, sync_only = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--family") == 0 && i + 1 < argc && n_only < N_FAMILIES)
+      only[n_only++] = argv[++i];
+    else if (strcmp(argv[i], "--time") == 0)
+      timing = true;
+    else if (strcmp(argv[i], "--sync") == 0)
+      sync_only = true;
+    else {
+      fprintf(stderr, "usage: %s [--family NAME]... [--time] [--sync]\n", argv[0]);
+      return 2;
+    }
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  char err[256];
+  if (!cuda_open(err, sizeof err)) {
+    printf("skip cuda_check: %s\n0 passed, 0 failed, 1 skipped\n", err);
+    return 0;
+  }
+  printf("# CPU against %s (%s)\n", backend_of(DEV_CUDA)->name, cuda_device_name());
+  int passed = 0, failed = 0, skipped = 0;
+  for (int f = 0; f < N_FAMILIES; f++) {
+    const Family *fam = &families[f];
+    bool want = n_only == 0;
+    for (int i = 0; i < n_only; i++) want |= strcmp(only[i], fam->name) == 0;
+    if (!want || (sync_only && !fam->sync)) continue;
+    if (!fam->cases[0].name) {
+      printf("skip %s: no cases yet\n", fam->name);
+      skipped++;
+      continue;
+    }
+    for (const CcCase *c = fam->cases; c->name; c++) {
+      double worst = 0;
+      char worst_at[128] = "";
+      bool shape_ok = true;
+      for (int v = 0; v < c->variants; v++) {
+        Result a = run_on(c, v, DEV_CPU), b = run_on(c, v, DEV_CUDA);
+        double e = a.n_out == b.n_out ? max_err(a.out, b.out, a.n_out) : INFINITY;
+        if (a.n_out != b.n_out || a.out_ndim != b.out_ndim ||
+            memcmp(a.out_shape, b.out_shape, sizeof a.out_shape) != 0)
+          shape_ok = false;
+        const char *where = "forward";
+        for (int i = 0; i < a.n_in; i++) {
+          if (!a.grad[i] != !b.grad[i]) {
+            e = INFINITY;
+            where = "a gradient reached only one device";
+            continue;
+          }
+          if (!a.grad[i]) continue;
+          double eg = max_err(a.grad[i], b.grad[i], a.n_grad[i]);
+          if (eg > e) {
+            e = eg;
+            where = "backward";
+          }
+        }
+        if (e > worst || (v == 0 && e == 0)) {
+          worst = e;
+          snprintf(worst_at, sizeof worst_at, "%s %s", where, a.shape);
+        }
+        result_free(&a);
+        result_free(&b);
+      }
+      bool ok = shape_ok && worst <= c->tol;
+      printf("%s %s/%s: max diff %.2e at %s (tol %.0e: %s)%s\n", ok ? "ok" : "FAIL", fam->name,
+             c->name, worst, worst_at, c->tol, c->why, shape_ok ? "" : " [output shapes differ]");
+      if (ok)
+        passed++;
+      else
+        failed++;
+      if (timing) {
+        double tc = time_on(c, DEV_CPU), tg = time_on(c, DEV_CUDA);
+        printf("time %s/%s: cpu %.1f us, cuda %.1f us (%.1fx)\n", fam->name, c->name, tc * 1e6,
+               tg * 1e6, tc / tg);
+      }
+    }
+  }
+  printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  return failed ? 1 : 0;
+}
