@@ -370,11 +370,15 @@ static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
     }
   }
 
-  /* The one check of a device request: a device without a kernel table in this build. */
+  /* The one check of a device request: no GPU, no driver, or a CPU-only build. Not a usage
+   * error (the flags were right): -2, and the lab says it in one line, without the usage. */
   args->dev = strcmp(args->device, "cuda") == 0 ? DEV_CUDA : DEV_CPU;
   if (args->dev == DEV_CUDA) {
     char why[256];
-    if (!cuda_open(why, sizeof why)) usage_error(&c, "--device cuda: %s", why);
+    if (!cuda_open(why, sizeof why)) {
+      snprintf(c.err, c.errlen, "--device cuda: %s", why);
+      return -2;
+    }
   }
   return 0;
 }
@@ -397,6 +401,11 @@ void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabA
   if (rc == 1) {
     print_help(stdout, prog, lab, summary, extra);
     exit(0);
+  }
+  if (rc == -2) { /* the device: one line, exit 2 */
+    fflush(stdout);
+    fprintf(stderr, "error: %s: %s\n", lab, err);
+    exit(2);
   }
   if (rc != 0) usage_exit(prog, lab, extra, err);
   /* A directory the user names must exist: no silent fall back to another place. */

@@ -46,12 +46,14 @@ void cli_lab_info(const CliLabInfo *info);
  * unknown preset or a --data-dir that is no directory prints "error: lab03: what was wrong" and
  * the usage line, exits 2. Creates the --out directory. Seeds g_rng. Makes stdout line-buffered
  * (progress is live in a pipe or a file too) and announces the data files the lab reads.
- * --device cuda in a CPU-only build is a clear error. */
+ * --device cuda where the device cannot be opened (no GPU, no driver, a CPU-only build) prints
+ * one line, "error: lab03: --device cuda: why; run with --device cpu", and exits 2. */
 void cli_parse(int argc, char **argv, const char *lab, const char *summary, LabArgs *args,
                const CliOpt *extra);
 
 /* cli_parse's parsing alone, with no side effect (nothing printed, created or exited): 0, 1 when
- * --help was asked for, or -1 with the message (without the "error: lab: " prefix) in err.
+ * --help was asked for, -1 with the message (without the "error: lab: " prefix) in err, or -2
+ * (message in err) when the flags were right but --device cuda could not be opened.
  * For tests and the flag-parser fuzzer. */
 int cli_parse_args(int argc, char **argv, const char *lab, LabArgs *args, const CliOpt *extra,
                    char *err, size_t errlen);

@@ -9,11 +9,12 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR := $(B)/fuzz
 FUZZ_NAMES := $(notdir $(basename $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
-# common/ once more, instrumented for coverage and the sanitizers (no OpenMP, no BLAS: plain C)
+# common/ once more, instrumented for coverage and the sanitizers (no OpenMP, no BLAS: plain C),
+# with cuda/nocuda.c for the CUDA entry points cli.c calls (--device cuda: a CPU-only build)
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -Wall -Wextra \
   -Wno-unused-parameter -Wno-unknown-pragmas -fsanitize=address,undefined \
   -fno-sanitize-recover=undefined
-FUZZ_OBJ := $(COMMON_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_OBJ := $(COMMON_SRC:%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/cuda/nocuda.o
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)

@@ -45,6 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = cli_parse_args(argc, argv, "labfuzz", &a, extra, err, sizeof err);
   if (rc == -1) {
     if (!err[0]) abort();
+  } else if (rc == -2) { /* --device cuda could not be opened (this build is CPU-only) */
+    if (!err[0] || strcmp(a.device, "cuda") != 0) abort();
   } else if (rc == 0) {
     const CliLabInfo *p = &profiles[data[0] % 3];
     if (a.epochs != -1 && (a.epochs < p->epochs_min || a.epochs > p->epochs_max)) abort();
