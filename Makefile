@@ -271,8 +271,11 @@ asan-unit: $(ASAN)/test_unit
 
 # make test: every suite, one final "N passed, N failed, N skipped" line (tests/run_all.sh)
 CUDA_CHECKS := $(VOBJ)/cuda_check_emu $(ASAN)/cuda_check_emu $(TSAN)/cuda_check_emu $(if $(filter cuda,$(FEATURES)),$(VOBJ)/cuda_check)
-.PHONY: cuda-check
-cuda-check: $(CUDA_CHECKS)
+.PHONY: cuda-check cuda-check-build
+cuda-check-build: $(CUDA_CHECKS)
+# every CUDA kernel against its CPU op, four ways (tests/suites/cuda.sh; also part of make test)
+cuda-check: cuda-check-build
+	@bash tests/suites/cuda.sh
 test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS)
 	@bash tests/run_all.sh
 
@@ -313,6 +316,7 @@ help:
 	@echo "attention-lab — make targets"
 	@echo "  make labNN && ./labNN   build and run a lab ($(LABS))"
 	@echo "  make test               every test suite; last line 'N passed, N failed, N skipped'"
+	@echo "  make cuda-check         every CUDA kernel against the CPU: emulated, under ASan and TSan, on a GPU if any"
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"

@@ -202,6 +202,30 @@ if grep -q "^error: lab02: this lab does not train, so --epochs does not apply" 
   ok "lab02 --epochs: this lab does not train"
 else bad "lab02 --epochs: $(head -1 "$tmp/ep.err")"; fi
 
+# ---------------------------------------------------------------- --device cuda, no GPU
+# Built with nvcc on a machine without a GPU or driver, or built CPU-only: one line naming the
+# CUDA error (or the build) and what to do, exit 2, nothing on stdout, no usage text, no crash.
+# Where a GPU works the labs run instead: then this is skipped, saying so.
+cuda_line() { # lab: the one line --device cuda may print here
+  echo "^error: $1: --device cuda: (no CUDA device \(cuda[A-Za-z]+: [^)]+\)|cannot use CUDA device 0 \(cuda[A-Za-z]+: [^)]+\)|cuBLAS did not start \([A-Z_]+\)|this build has no CUDA backend \([^)]+\)); run with --device cpu\$"
+}
+./lab02 --device cuda --out "$tmp/dc" >"$tmp/dc.out" 2>"$tmp/dc.err"
+if [ $? = 0 ]; then
+  skip "--device cuda: a CUDA device works here, so the labs ran on it; the no-GPU line is not checked"
+else
+  for l in $LABS; do
+    # shellcheck disable=SC2046
+    "./$l" --device cuda $(short_run $l) --out "$tmp/dc" >"$tmp/dc.out" 2>"$tmp/dc.err"
+    rc=$?
+    if [ $rc = 2 ] && [ ! -s "$tmp/dc.out" ] && [ "$(wc -l <"$tmp/dc.err")" = 1 ] &&
+      grep -qE "$(cuda_line $l)" "$tmp/dc.err"; then
+      ok "$l --device cuda without a GPU: one line, exit 2 ($(cut -c1-90 "$tmp/dc.err")...)"
+    else
+      bad "$l --device cuda without a GPU: exit $rc, $(wc -l <"$tmp/dc.out") stdout and $(wc -l <"$tmp/dc.err") stderr lines: $(head -3 "$tmp/dc.err")"
+    fi
+  done
+fi
+
 # ---------------------------------------------------------------- --save
 for l in lab03 lab06; do
   # shellcheck disable=SC2046

@@ -30,5 +30,27 @@ for variant in solutions labs; do
     bad "$variant: common/ calls up into the labs: $back"
   fi
 done
+# cuda/ sits beside common/ (linked as objects): it calls only common/, and every CUDA entry
+# point common/ calls is also in cuda/nocuda.c, so a CPU-only build links. Checked on the
+# kernels as the tests build them (against the emulator: no nvcc needed).
+cuda_objs=$(for f in cuda/*.cu; do b=${f%.cu}; echo "build/emu/$b.o"; done)
+# shellcheck disable=SC2086
+if ! make -s $cuda_objs build/emu/cuda/emu.o build/obj/cuda/nocuda.o build/libcommon.a \
+  build/solutions/libex.a build/solutions/libchap.a >"$tmp/build.log" 2>&1; then
+  bad "make (the emulated cuda/ objects, nocuda.o) failed:"
+  tail -20 "$tmp/build.log"
+else
+  # shellcheck disable=SC2086
+  back=$(comm -12 <(needed $cuda_objs) <(defined build/solutions/libex.a build/solutions/libchap.a) | tr '\n' ' ')
+  if [ -z "$back" ]; then ok "cuda/ calls no exercise or chapter code"; else
+    bad "cuda/ calls up into the labs: $back"
+  fi
+  # shellcheck disable=SC2086
+  entry=$(comm -12 <(needed build/libcommon.a) <(defined $cuda_objs))
+  missing=$(comm -23 <(echo "$entry") <(defined build/obj/cuda/nocuda.o) | tr '\n' ' ')
+  if [ -n "$entry" ] && [ -z "${missing// /}" ]; then
+    ok "cuda/nocuda.c defines every CUDA entry point common/ calls ($(echo $entry))"
+  else bad "common/ calls CUDA entry points that cuda/nocuda.c lacks: $missing(a CPU-only build would not link)"; fi
+fi
 check "the Makefile links without --start-group" bash -c "! grep -q -- '--start-group' Makefile"
 suite_end

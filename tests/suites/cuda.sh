@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# cuda: every CUDA kernel against its CPU op (tests/cuda/cuda_check.c), four ways:
+#   emu     the kernels of cuda/ built as host C++ against the emulator (cuda/emu.h)
+#   asan    the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   tsan    the families whose kernels use barriers or warp shuffles (--sync) under
+#           ThreadSanitizer: the emulator runs a block's threads as real threads
+#   gpu     the nvcc build on a real GPU; "skip" where there is no device or no nvcc
+# Each program's own "ok/FAIL/skip" lines count here, one check each, so the CUDA test count
+# is in make test's summary. Ends with "N passed, N failed, N skipped".
+set -u
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin cuda
+V=build/${VARIANT:-solutions}
+suite_build cuda-check-build "make cuda-check-build (cuda_check emulated, under ASan and TSan, and the nvcc build)"
+
+# run_check LABEL COMMAND...: run one cuda_check and fold its lines and counts into the suite's
+run_check() {
+  local label=$1
+  shift
+  "$@" >"$tmp/$label.log" 2>&1
+  fold_check $? "$label" "$@"
+}
+# fold_check RC LABEL COMMAND...: the same for a run whose output is in $tmp/LABEL.log
+fold_check() {
+  local rc=$1 label=$2
+  shift 2
+  local log=$tmp/$label.log
+  local line
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$log" | tail -1)
+  # the program's checks, as this suite's (run_all.sh shows all but the ok lines)
+  sed -nE "s/^(ok|FAIL|skip) (.*)$/\1 [$label] \2/p" "$log" |
+    while read -r kind rest; do
+      case $kind in
+      ok) echo "ok   $suite_name: $rest" ;;
+      FAIL) echo "FAIL $suite_name: $rest" ;;
+      skip) echo "skip $suite_name: $rest" ;;
+      esac
+    done
+  if [ -z "$line" ]; then
+    bad "[$label] $* ended without its summary (exit $rc); the end of its output:"
+    tail -25 "$log"
+    return
+  fi
+  read -r p _ f _ s _ <<<"${line//,/}"
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
+  if [ "$rc" -ne 0 ] && [ "$f" = 0 ]; then
+    bad "[$label] $* exited $rc with no failed check; the end of its output:"
+    tail -25 "$log"
+  elif [ "$f" != 0 ]; then # a sanitizer's report or a case's details: show them
+    grep -vE '^(ok|skip) |^[0-9]+ passed' "$log" | tail -40
+  fi
+}
+
+run_check emu "$V/cuda_check_emu"
+run_check asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+  build/asan/cuda_check_emu
+
+# ThreadSanitizer needs its fixed address layout; some kernels' mmap randomisation breaks it
+# ("unexpected memory mapping"): then once more without address randomisation, else skip.
+tsan_cant() { grep -qE 'ThreadSanitizer: (unexpected memory mapping|failed to allocate|CHECK failed)|FATAL: ThreadSanitizer' "$1"; }
+export TSAN_OPTIONS=halt_on_error=1
+tsan=(build/tsan/cuda_check_emu --sync)
+"${tsan[@]}" >"$tmp/tsan.log" 2>&1
+rc=$?
+if tsan_cant "$tmp/tsan.log" && command -v setarch >/dev/null; then
+  tsan=(setarch "$(uname -m)" -R "${tsan[@]}")
+  "${tsan[@]}" >"$tmp/tsan.log" 2>&1
+  rc=$?
+fi
+if tsan_cant "$tmp/tsan.log"; then
+  skip "[tsan] ThreadSanitizer cannot run on this machine: $(grep -m1 ThreadSanitizer "$tmp/tsan.log")"
+else
+  fold_check $rc tsan "${tsan[@]}"
+fi
+
+# The nvcc build: on a GPU it checks every kernel for real; without one it says
+# "skip cuda_check: no CUDA device (...)", a skip, never a pass.
+if [ -x "$V/cuda_check" ]; then
+  run_check gpu "$V/cuda_check"
+else
+  skip "[gpu] no nvcc build of the kernels (CPU-only: no nvcc found, or NO_CUDA=1): the real GPU check was not built"
+fi
+suite_end
