@@ -6,6 +6,8 @@
  * and 07 on DEV_CUDA matches the same step on the CPU. */
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,6 +35,58 @@
 #undef cuda_copy_counts
 #undef cuda_device_name
 
+/* Each test that uses the device runs in a child process of its own. The emulator keeps its
+ * worker threads across launches (cuda/emu.cpp), and a process that forks after they started
+ * cannot exit() in the child: the pool's static destructor joins threads the child does not
+ * have, which aborts. Other unit tests fork and exit, so the unit binary's own process never
+ * starts the emulator. The child's failures print as usual; its exit status and a pipe carry
+ * the verdict and a skip's reason back. */
+static int g_skip_fd = -1;
+
+__attribute__((format(printf, 1, 2))) static void child_skip(const char *fmt, ...) {
+  char why[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (g_skip_fd >= 0 && write(g_skip_fd, why, strlen(why)) < 0) test_fail(__FILE__, __LINE__, "pipe");
+}
+
+static void isolated(void (*body)(void)) {
+  int fd[2];
+  if (pipe(fd) != 0) {
+    test_fail(__FILE__, __LINE__, "pipe failed");
+    return;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    g_skip_fd = fd[1];
+    body();
+    fflush(NULL);
+    _exit(test_failures() ? 1 : 0); /* no exit(): see above */
+  }
+  close(fd[1]);
+  char why[256];
+  ssize_t k = read(fd[0], why, sizeof why - 1);
+  why[k > 0 ? k : 0] = '\0';
+  close(fd[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (!WIFEXITED(st))
+    test_fail(__FILE__, __LINE__, "the test's process died of signal %d",
+              WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+  else if (WEXITSTATUS(st) != 0)
+    test_fail(__FILE__, __LINE__, "the test failed in its process (above)");
+  if (why[0]) test_skip("%s", why);
+}
+
+#define CUDA_TEST(name)                                                                        \
+  static void name##_body(void);                                                               \
+  TEST(name) { isolated(name##_body); }                                                        \
+  static void name##_body(void)
+
 static bool cuda_up(void) {
   char why[256] = "";
   if (cuda_open(why, sizeof why)) return true;
@@ -42,7 +96,7 @@ static bool cuda_up(void) {
 
 /* ---------- opening the device ---------- */
 
-TEST(cuda_device_flag_opens_the_emulated_device) {
+CUDA_TEST(cuda_device_flag_opens_the_emulated_device) {
   LabArgs a;
   char err[512] = "";
   char *argv[] = {"./labtest", "--device=cuda", NULL};
@@ -92,7 +146,7 @@ static int child_touch(float *p, bool write) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST(cuda_device_memory_is_closed_to_the_host) {
+CUDA_TEST(cuda_device_memory_is_closed_to_the_host) {
   if (!cuda_up()) return;
   Tensor *h = tensor_from(1, (int[]){4}, (float[]){1, 2, 3, 4});
   Tensor *d = tensor_to(h, DEV_CUDA);
@@ -132,7 +186,7 @@ static void params_host(const ParamSet *ps, float *dst) {
   backend_of(ps->device)->to_host(dst, ps->data, sizeof(float) * (size_t)ps->total);
 }
 
-TEST(cuda_checkpoint_crosses_devices) {
+CUDA_TEST(cuda_checkpoint_crosses_devices) {
   if (!cuda_up()) return;
   static float want[1000], got[1000];
   char path[] = "/tmp/al_cuda_ckpt_XXXXXX";
@@ -365,12 +419,12 @@ static bool have_seq2seq(ModelKind kind) {
 static void step_matches_cpu(ModelKind kind) {
   if (!cuda_up()) return;
   if ((kind == M_LAB03 || kind == M_LAB06) && !have_seq2seq(kind)) {
-    test_skip("the %s exercises are stubs in this build (VARIANT=labs)", model_name[kind]);
+    child_skip("the %s exercises are stubs in this build (VARIANT=labs)", model_name[kind]);
     return;
   }
   static Run cpu, gpu;
   if (!run_on(kind, DEV_CPU, &cpu)) {
-    test_skip("the %s exercises are stubs in this build (VARIANT=labs)", model_name[kind]);
+    child_skip("the %s exercises are stubs in this build (VARIANT=labs)", model_name[kind]);
     return;
   }
   CHECK(run_on(kind, DEV_CUDA, &gpu));
@@ -396,11 +450,11 @@ static void step_matches_cpu(ModelKind kind) {
               model_name[kind], at, gpu.grad[at], cpu.grad[at], worst, GRAD_TOL, gmax);
 }
 
-TEST(cuda_lab02_scoring_step_matches_cpu) { step_matches_cpu(M_LAB02); }
-TEST(cuda_lab03_gru_attention_step_matches_cpu) { step_matches_cpu(M_LAB03); }
-TEST(cuda_lab04_multihead_step_matches_cpu) { step_matches_cpu(M_LAB04); }
-TEST(cuda_lab06_transformer_step_matches_cpu) { step_matches_cpu(M_LAB06); }
-TEST(cuda_lab07_vit_step_matches_cpu) { step_matches_cpu(M_LAB07); }
+CUDA_TEST(cuda_lab02_scoring_step_matches_cpu) { step_matches_cpu(M_LAB02); }
+CUDA_TEST(cuda_lab03_gru_attention_step_matches_cpu) { step_matches_cpu(M_LAB03); }
+CUDA_TEST(cuda_lab04_multihead_step_matches_cpu) { step_matches_cpu(M_LAB04); }
+CUDA_TEST(cuda_lab06_transformer_step_matches_cpu) { step_matches_cpu(M_LAB06); }
+CUDA_TEST(cuda_lab07_vit_step_matches_cpu) { step_matches_cpu(M_LAB07); }
 
 /* ---------- (c) the copies of a training step ---------- */
 
@@ -421,7 +475,7 @@ TEST(cuda_lab07_vit_step_matches_cpu) { step_matches_cpu(M_LAB07); }
 static void copies_per_step(ModelKind kind) {
   if (!cuda_up()) return;
   if (!have_seq2seq(kind)) {
-    test_skip("the %s exercises are stubs in this build (VARIANT=labs)", model_name[kind]);
+    child_skip("the %s exercises are stubs in this build (VARIANT=labs)", model_name[kind]);
     return;
   }
   static Run r;
@@ -442,5 +496,5 @@ static void copies_per_step(ModelKind kind) {
   }
 }
 
-TEST(cuda_lab03_step_copies_are_few_and_constant) { copies_per_step(M_LAB03); }
-TEST(cuda_lab06_step_copies_are_few_and_constant) { copies_per_step(M_LAB06); }
+CUDA_TEST(cuda_lab03_step_copies_are_few_and_constant) { copies_per_step(M_LAB03); }
+CUDA_TEST(cuda_lab06_step_copies_are_few_and_constant) { copies_per_step(M_LAB06); }
