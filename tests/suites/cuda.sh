@@ -48,7 +48,7 @@ fold_check() {
     bad "[$label] $* exited $rc with no failed check; the end of its output:"
     tail -25 "$log"
   elif [ "$f" != 0 ]; then # a sanitizer's report or a case's details: show them
-    grep -vE '^(ok|skip) |^[0-9]+ passed' "$log" | tail -40
+    grep -vE '^(ok|skip|FAIL) |^[0-9]+ passed' "$log" | tail -40
   fi
 }
 

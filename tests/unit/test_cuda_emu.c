@@ -178,6 +178,7 @@ static void small_init(Small *s, unsigned seed) {
   LayerNorm_init(&s->ln, &s->ps, "ln", 9);
   Linear_init(&s->l2, &s->ps, "l2", 9, 5, true);
   init_uniform(s->ln.gamma, 0.5f, 1.5f); /* no parameter left at its 0/1 default */
+  init_uniform(s->ln.beta, -1, 1);
   init_uniform(s->l1.b, -1, 1);
   init_uniform(s->l2.b, -1, 1);
 }
