@@ -199,6 +199,15 @@ $(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(LAB_CUDA_OBJ) $$(VARIANT_STAMP)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LAB_CUDA_OBJ) $$(LINK_LIBS) $$(LAB_CUDA_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_BIN_RULE,$(l))))
+# The same labs with the emulated CUDA backend (cuda/emu.h) instead of nvcc's: tests run every
+# lab with --device cuda on machines without a GPU (tests/suites/cuda.sh).
+define LAB_EMU_RULE
+$(VOBJ)/emu/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(EMU_OBJ)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(EMU_OBJ) $$(LINK_LIBS) $$(EMU_LIBS)
+endef
+$(foreach l,$(LABS),$(eval $(call LAB_EMU_RULE,$(l))))
+LABS_EMU := $(LABS:%=$(VOBJ)/emu/%)
 .PHONY: labs-all
 labs-all: $(LABS)
 
@@ -272,11 +281,11 @@ asan-unit: $(ASAN)/test_unit
 # make test: every suite, one final "N passed, N failed, N skipped" line (tests/run_all.sh)
 CUDA_CHECKS := $(VOBJ)/cuda_check_emu $(ASAN)/cuda_check_emu $(TSAN)/cuda_check_emu $(if $(filter cuda,$(FEATURES)),$(VOBJ)/cuda_check)
 .PHONY: cuda-check cuda-check-build
-cuda-check-build: $(CUDA_CHECKS)
+cuda-check-build: $(CUDA_CHECKS) $(LABS_EMU)
 # every CUDA kernel against its CPU op, four ways (tests/suites/cuda.sh; also part of make test)
 cuda-check: cuda-check-build
 	@bash tests/suites/cuda.sh
-test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS)
+test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS) $(LABS_EMU)
 	@bash tests/run_all.sh
 
 # ---------------------------------------------------------------- areas with their own fragments

@@ -65,6 +65,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   memset(res, 0, sizeof *res);
   int epochs = cfg->epochs > 0 ? cfg->epochs : 1;
   int every = cfg->plot_every > 0 ? cfg->plot_every : 10;
+  paramset_pack(m->ps); /* a model built on a device is on it once packed: name that device */
   const char *dev = cfg->device ? cfg->device : device_name(m->ps->device);
   res->epochs = epochs;
   res->epoch_losses = xcalloc((size_t)epochs, sizeof(double));

@@ -316,10 +316,11 @@ loss and accuracy.
   figure_saved(curve_base, animator_close(animator));
   free(curve_base);
   const double ips = train_time > 0 ? train_images / train_time : 0;
-  printf("%ld training images in %.1f s: %.1f images/sec on cpu (%s GEMM)\n"
+  const Device dv = tensor_default_device();
+  printf("%ld training images in %.1f s: %.1f images/sec on %s (%s GEMM)\n"
          "(images/sec: training images per second inside the training loop, validation "
          "excluded, over all epochs)\n",
-         train_images, train_time, ips, gemm_backend());
+         train_images, train_time, ips, device_name(dv), dv == DEV_CUDA ? "cuBLAS" : gemm_backend());
   if (train_time > 0)
     printf("matrix products: %.1f GFLOP in %.2f s of training, %.1f GFLOP/s\n", train_flops * 1e-9,
            train_time, train_flops * 1e-9 / train_time);
