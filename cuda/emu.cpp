@@ -3,6 +3,7 @@
 #include "emu.h"
 
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,11 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define EMU_ASAN 1
+#endif
 
 thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 
@@ -278,9 +284,12 @@ void *emu_shared(size_t bytes, size_t align) {
 
 void *emu_dynamic_shared(void) { return g_launch.dynamic_shared.data(); }
 
+static void block_wait(void);
+static void warp_wait(int warp);
+
 void __syncthreads(void) {
   need_sync("__syncthreads");
-  g_launch.block_barrier.wait();
+  block_wait();
 }
 
 /* The lanes of this thread's warp: a block's last warp may be partial. */
@@ -297,14 +306,14 @@ template <typename T> static T shuffle(const char *name, T v, int src_of_lane(in
   Launch::Slot *s = g_launch.slots + warp * 32;
   if constexpr (sizeof(T) == sizeof(float)) s[lane].f = v;
   else s[lane].d = v;
-  g_launch.warp_barrier[warp].wait(); /* every lane has written its value */
+  warp_wait(warp); /* every lane has written its value */
   int src = src_of_lane(lane, arg, width);
   T r = v;
   if (src >= 0 && src < lanes) {
     if constexpr (sizeof(T) == sizeof(float)) r = s[src].f;
     else r = s[src].d;
   }
-  g_launch.warp_barrier[warp].wait(); /* every lane has read before the slots are reused */
+  warp_wait(warp); /* every lane has read before the slots are reused */
   return r;
 }
 static int src_down(int lane, int delta, int width) {
@@ -378,6 +387,13 @@ static void poison_shared(void) {
     memset(g_launch.dynamic_shared.data(), 0xff, g_launch.dynamic_shared.size());
 }
 
+#ifdef AL_EMU_THREADS
+/* ---------- LAUNCH_SYNC with OS threads (the ThreadSanitizer build): a missing barrier is a
+ * data race TSan reports ---------- */
+
+static void block_wait(void) { g_launch.block_barrier.wait(); }
+static void warp_wait(int warp) { g_launch.warp_barrier[warp].wait(); }
+
 /* One thread of a LAUNCH_SYNC block: every block of the grid in turn. */
 static void run_thread(int tid) {
   set_thread(tid);
@@ -428,6 +444,157 @@ static void worker(int id) {
   }
 }
 
+static void run_sync_grid(void) {
+  int nthreads = g_launch.nthreads;
+  g_launch.block_barrier.count = nthreads;
+  for (int w = 0; w * 32 < nthreads; w++) g_launch.warp_barrier[w].count = warp_lanes(w);
+  std::unique_lock<std::mutex> plock(g_pool.m);
+  while ((int)g_pool.threads.size() < nthreads) {
+    int id = (int)g_pool.threads.size();
+    g_pool.threads.emplace_back(worker, id);
+  }
+  g_pool.running = nthreads;
+  g_pool.gen++;
+  g_pool.start.notify_all();
+  g_pool.done.wait(plock, [] { return g_pool.running == 0; });
+}
+
+#else
+/* ---------- LAUNCH_SYNC with fibers (the default): a block's threads are coroutines on the
+ * launching thread, switched at every barrier and shuffle. Each thread runs until it waits, in
+ * thread order, so a thread that reads shared memory before the barrier that should precede it
+ * reads the NaN poison (or a stale value) instead of its neighbour's write: deterministic, and
+ * ~100x cheaper than waking OS threads. ---------- */
+
+enum FiberState { RUNNABLE, AT_BLOCK_BARRIER, AT_WARP_BARRIER, FINISHED };
+struct Fiber {
+  ucontext_t ctx;
+  char *stack;
+  FiberState state;
+  size_t shared_used; /* its static shared-memory cursor */
+  void *fake_stack;   /* ASan's bookkeeping across switches */
+};
+enum { FIBER_STACK = 256 * 1024 }; /* kernels are shallow; ASan's frames are larger */
+static Fiber g_fibers[MAX_THREADS];
+static int g_nfibers_alloc;
+static ucontext_t g_sched_ctx;
+static int g_current = -1;
+#ifdef EMU_ASAN
+static const void *g_sched_stack;
+static size_t g_sched_stack_size;
+static void *g_sched_fake;
+#endif
+
+/* Back to the scheduler, until it resumes this fiber. */
+static void fiber_yield(FiberState why) {
+  Fiber *f = &g_fibers[g_current];
+  f->state = why;
+  f->shared_used = t_shared_used;
+#ifdef EMU_ASAN
+  __sanitizer_start_switch_fiber(why == FINISHED ? NULL : &f->fake_stack, g_sched_stack,
+                                 g_sched_stack_size);
+#endif
+  swapcontext(&f->ctx, &g_sched_ctx);
+#ifdef EMU_ASAN
+  __sanitizer_finish_switch_fiber(f->fake_stack, &g_sched_stack, &g_sched_stack_size);
+#endif
+}
+
+static void fiber_main(void) {
+#ifdef EMU_ASAN
+  __sanitizer_finish_switch_fiber(NULL, &g_sched_stack, &g_sched_stack_size);
+#endif
+  (*g_launch.body)();
+  fiber_yield(FINISHED); /* never resumed */
+}
+
+static void block_wait(void) { fiber_yield(AT_BLOCK_BARRIER); }
+static void warp_wait(int warp) { fiber_yield(AT_WARP_BARRIER); }
+
+static void resume(int i) {
+  Fiber *f = &g_fibers[i];
+  g_current = i;
+  set_thread(i);
+  t_shared_used = f->shared_used;
+#ifdef EMU_ASAN
+  __sanitizer_start_switch_fiber(&g_sched_fake, f->stack, FIBER_STACK);
+#endif
+  swapcontext(&g_sched_ctx, &f->ctx);
+#ifdef EMU_ASAN
+  __sanitizer_finish_switch_fiber(g_sched_fake, NULL, NULL);
+#endif
+  g_current = -1;
+}
+
+/* A fresh start of the kernel body on f's stack (its own function: getcontext returns twice,
+ * which would clobber a caller's loop variables). */
+static __attribute__((noinline)) void fiber_start(Fiber *f) {
+  getcontext(&f->ctx);
+  f->ctx.uc_stack.ss_sp = f->stack;
+  f->ctx.uc_stack.ss_size = FIBER_STACK;
+  f->ctx.uc_link = NULL;
+  makecontext(&f->ctx, fiber_main, 0);
+  f->state = RUNNABLE;
+  f->shared_used = 0;
+}
+
+/* Run one block: resume every runnable fiber in thread order; when none is runnable, release
+ * the barrier everyone (block) or a whole warp is waiting at; anything else is a deadlock. */
+static void run_block_fibers(int n) {
+  for (int i = 0; i < n; i++) fiber_start(&g_fibers[i]);
+  for (;;) {
+    bool ran = false;
+    for (int i = 0; i < n; i++)
+      if (g_fibers[i].state == RUNNABLE) {
+        resume(i);
+        ran = true;
+      }
+    if (ran) continue;
+    int finished = 0, at_block = 0;
+    for (int i = 0; i < n; i++) {
+      finished += g_fibers[i].state == FINISHED;
+      at_block += g_fibers[i].state == AT_BLOCK_BARRIER;
+    }
+    if (finished == n) return;
+    if (at_block == n) {
+      for (int i = 0; i < n; i++) g_fibers[i].state = RUNNABLE;
+      continue;
+    }
+    bool released = false;
+    for (int w = 0; w * 32 < n; w++) {
+      int lanes = warp_lanes(w), waiting = 0;
+      for (int l = 0; l < lanes; l++) waiting += g_fibers[w * 32 + l].state == AT_WARP_BARRIER;
+      if (waiting == lanes) {
+        for (int l = 0; l < lanes; l++) g_fibers[w * 32 + l].state = RUNNABLE;
+        released = true;
+      }
+    }
+    if (!released)
+      emu_die("kernel %s: %s (threads of a block wait at different barriers, or some exited "
+              "while others wait at __syncthreads; every thread must reach every barrier)",
+              g_launch.kernel, at_block ? "__syncthreads never completes" : "a warp shuffle "
+              "never completes");
+  }
+}
+
+static void run_sync_grid(void) {
+  int n = g_launch.nthreads;
+  for (; g_nfibers_alloc < n; g_nfibers_alloc++) {
+    void *p = mmap(NULL, FIBER_STACK, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) emu_die("no memory for %s%s", "a fiber stack");
+    g_fibers[g_nfibers_alloc].stack = (char *)p;
+  }
+  t_in_launch = true;
+  for (long blk = 0; blk < grid_blocks(); blk++) {
+    poison_shared();
+    set_block(blk);
+    run_block_fibers(n);
+  }
+  t_in_launch = false;
+}
+#endif
+
 void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
                 size_t dynamic_shared, bool sync, const std::function<void()> &body) {
   if (t_in_launch) emu_die("kernel %s launched from inside kernel %s", kernel, g_launch.kernel);
@@ -466,17 +633,7 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
     }
     t_in_launch = false;
   } else {
-    g_launch.block_barrier.count = (int)nthreads;
-    for (int w = 0; w * 32 < nthreads; w++) g_launch.warp_barrier[w].count = warp_lanes(w);
-    std::unique_lock<std::mutex> plock(g_pool.m);
-    while ((long)g_pool.threads.size() < nthreads) {
-      int id = (int)g_pool.threads.size();
-      g_pool.threads.emplace_back(worker, id);
-    }
-    g_pool.running = (int)nthreads;
-    g_pool.gen++;
-    g_pool.start.notify_all();
-    g_pool.done.wait(plock, [] { return g_pool.running == 0; });
+    run_sync_grid();
   }
   mem_close();
 }
