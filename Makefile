@@ -251,10 +251,10 @@ $(TSAN)/%.o: %.c $(FLAGS_STAMP)
 	$(CC) $(TSAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
 $(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) -DAL_EMU_THREADS -O1 -fsanitize=thread -x c++ -c $< -o $@
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -x c++ -c $< -o $@
 $(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) -DAL_EMU_THREADS -O1 -fsanitize=thread -c $< -o $@
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -c $< -o $@
 $(TSAN)/cuda_check_emu: $(TSAN_SRC:%.c=$(TSAN)/%.o) $(patsubst %,$(TSAN)/emu/%.o,$(basename $(EMU_SRC)))
 	$(CC) $(TSAN_CFLAGS) -o $@ $^ $(filter-out -fopenmp,$(LDLIBS)) $(EMU_LIBS) -fsanitize=thread
 
