@@ -16,6 +16,8 @@
  * dH += dgh @ W_hh^T and dW_hh += Hp^T @ dgh, and a column-sum kernel for db_hh (a thread per
  * column, summing the B rows in order: no atomics). All plain kernels, one thread per output.
  */
+#include <stdio.h>
+
 #include "kernels.cuh"
 
 /* ---------- row-major products through cuBLAS ---------- */
@@ -29,9 +31,12 @@ static void gemm_rm(bool transA, bool transB, int m, int n, int k, float alpha, 
   cublasStatus_t s = cublasSgemm(cuda_blas(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
                                  transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, B, ldb, A,
                                  lda, &beta, C, ldc);
-  if (s != CUBLAS_STATUS_SUCCESS)
-    cuda_fail("cublasSgemm (rnn_cell)", cublasGetStatusName(s), "the product failed", __FILE__,
-              __LINE__);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    char what[160];
+    snprintf(what, sizeof what, "cublasSgemm (rnn_cell: row-major m %d n %d k %d, lda %d ldb %d "
+             "ldc %d)", m, n, k, lda, ldb, ldc);
+    cuda_fail(what, cublasGetStatusName(s), "the product's sizes do not fit", __FILE__, __LINE__);
+  }
 }
 
 static __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
