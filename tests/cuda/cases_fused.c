@@ -1,13 +1,14 @@
 /* cases_fused.c — lab 03's additive attention scores (cuda/fused.cu) against the CPU kernel
  * (common/cpu/cpu_fused.c), through the chapter's front additive_scores_fused. Shapes
  * (batch, queries, keys, h): 1s, uneven sizes (31, 9), lab 03's decoder step (64 sentences,
- * one query, 10 keys) and whole-sequence scores (64, 10, 9); one shape with no gradients (the
+ * one query, 10 keys), whole-sequence scores (64, 10, 9) and no keys at all (the launchers
+ * then launch nothing and the gradients stay 0); one shape with no gradients (the
  * forward keeps no tanh values then) and one where only the keys and w_v want theirs (dq NULL). */
 #include "../../labs/lab03/lab03.h"
 #include "cuda_check.h"
 
 static const int shapes[][4] = {{1, 1, 1, 8},   {1, 1, 9, 31},  {3, 10, 9, 8},  {3, 1, 10, 31},
-                                {64, 1, 10, 32}, {64, 10, 9, 31}, {3, 10, 9, 31}, {1, 10, 1, 8}};
+                                {64, 1, 10, 32}, {64, 10, 9, 31}, {2, 3, 0, 8}, {3, 10, 9, 31}, {1, 10, 1, 8}};
 enum { N = sizeof shapes / sizeof shapes[0], NO_GRAD = N - 2, NO_DQ = N - 1 };
 
 static Tensor *run_additive(CcRun *r) {

@@ -1,12 +1,13 @@
 /* cases_rnn.c — lab 03's fused GRU/LSTM step (cuda/rnn.cu) against the CPU kernel
  * (common/cpu/cpu_rnn.c), through the chapter's front rnn_cell_fused: GRU and LSTM, with and
- * without b_hh. Shapes (batch, H): 1s, H around a warp (31, 32, 33), lab 03's batch of 64.
+ * without b_hh. Shapes (batch, H): 1s, H around a warp (31, 32, 33), lab 03's batch of 64, and
+ * an empty batch (nothing launched, no cuBLAS call: W_hh's gradient stays 0).
  * Every input wants its gradient (dgx, dH, dC, dW_hh, db_hh all compared), except in the last
  * shape, where H and C do not (the kernel's NULL dH / dC paths). */
 #include "../../labs/lab03/lab03.h"
 #include "cuda_check.h"
 
-static const int shapes[][2] = {{1, 1}, {3, 31}, {64, 32}, {3, 33}, {64, 33}, {1, 31}, {3, 32}};
+static const int shapes[][2] = {{1, 1}, {3, 31}, {64, 32}, {3, 33}, {64, 33}, {0, 31}, {1, 31}, {3, 32}};
 enum { N = sizeof shapes / sizeof shapes[0], NO_DH = N - 1 };
 
 static Tensor *rnn_case(CcRun *r, RnnKind kind, bool bias) {
