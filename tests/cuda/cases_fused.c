@@ -7,8 +7,9 @@
 #include "../../labs/lab03/lab03.h"
 #include "cuda_check.h"
 
-static const int shapes[][4] = {{1, 1, 1, 8},   {1, 1, 9, 31},  {3, 10, 9, 8},  {3, 1, 10, 31},
-                                {64, 1, 10, 32}, {64, 10, 9, 31}, {2, 3, 0, 8}, {3, 10, 9, 31}, {1, 10, 1, 8}};
+static const int shapes[][4] = {{1, 1, 1, 8},    {1, 1, 9, 31},   {3, 10, 9, 8},
+                                {3, 1, 10, 31},  {64, 1, 10, 32}, {64, 10, 9, 31},
+                                {2, 3, 0, 8},    {3, 10, 9, 31},  {1, 10, 1, 8}};
 enum { N = sizeof shapes / sizeof shapes[0], NO_GRAD = N - 2, NO_DQ = N - 1 };
 
 static Tensor *run_additive(CcRun *r) {

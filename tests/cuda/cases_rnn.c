@@ -7,7 +7,8 @@
 #include "../../labs/lab03/lab03.h"
 #include "cuda_check.h"
 
-static const int shapes[][2] = {{1, 1}, {3, 31}, {64, 32}, {3, 33}, {64, 33}, {0, 31}, {1, 31}, {3, 32}};
+static const int shapes[][2] = {{1, 1},  {3, 31}, {64, 32}, {3, 33},
+                                {64, 33}, {0, 31}, {1, 31},  {3, 32}};
 enum { N = sizeof shapes / sizeof shapes[0], NO_DH = N - 1 };
 
 static Tensor *rnn_case(CcRun *r, RnnKind kind, bool bias) {
