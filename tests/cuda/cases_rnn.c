@@ -3,21 +3,21 @@
  * without b_hh. Shapes (batch, H): 1s, H around a warp (31, 32, 33), lab 03's batch of 64, and
  * an empty batch (nothing launched, no cuBLAS call: W_hh's gradient stays 0).
  * Every input wants its gradient (dgx, dH, dC, dW_hh, db_hh all compared), except in the last
- * shape, where H and C do not (the kernel's NULL dH / dC paths). */
+ * two shapes: there H and C do not (the kernel's NULL dH / dC paths), or gx does not (dgx NULL). */
 #include "../../labs/lab03/lab03.h"
 #include "cuda_check.h"
 
-static const int shapes[][2] = {{1, 1},  {3, 31}, {64, 32}, {3, 33},
-                                {64, 33}, {0, 31}, {1, 31},  {3, 32}};
-enum { N = sizeof shapes / sizeof shapes[0], NO_DH = N - 1 };
+static const int shapes[][2] = {{1, 1},  {3, 31}, {64, 32}, {3, 33}, {64, 33},
+                                {0, 31}, {1, 31}, {3, 32},  {3, 33}};
+enum { N = sizeof shapes / sizeof shapes[0], NO_DH = N - 2, NO_DGX = N - 1 };
 
 static Tensor *rnn_case(CcRun *r, RnnKind kind, bool bias) {
   const int B = shapes[r->variant][0], H = shapes[r->variant][1];
   const int G = (kind == RNN_GRU ? 3 : 4) * H;
-  bool dh = r->variant != NO_DH;
-  cc_shape(r, "(B %d, H %d)%s", B, H, dh ? "" : " no dH, dC");
+  bool dh = r->variant != NO_DH, dgx = r->variant != NO_DGX;
+  cc_shape(r, "(B %d, H %d)%s", B, H, !dh ? " no dH, dC" : !dgx ? " no dgx" : "");
   /* pre-activations gx + h W_hh + b_hh within a few units: the gates away from saturation */
-  Tensor *gx = cc_input(r, 2, (const int[]){B, G}, 51, -1, 1, true);  /* (batch, G) */
+  Tensor *gx = cc_input(r, 2, (const int[]){B, G}, 51, -1, 1, dgx);   /* (batch, G) */
   Tensor *h = cc_input(r, 2, (const int[]){B, H}, 52, -1, 1, dh);     /* (batch, H) */
   Tensor *c = kind == RNN_LSTM ? cc_input(r, 2, (const int[]){B, H}, 53, -1, 1, dh) : NULL;
   Tensor *W = cc_input(r, 2, (const int[]){H, G}, 54, -0.3f, 0.3f, true); /* (H, G) */
