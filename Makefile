@@ -199,6 +199,14 @@ $(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(LAB_CUDA_OBJ) $$(VARIANT_STAMP)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LAB_CUDA_OBJ) $$(LINK_LIBS) $$(LAB_CUDA_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_BIN_RULE,$(l))))
+# The same labs with the CUDA kernels in the emulator (tests/suites/cuda_labs.sh runs each with
+# --device cuda and compares it with the CPU run): the labs' GPU path, checked without a GPU.
+define LAB_EMU_RULE
+$(B)/emu-bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(EMU_OBJ) $$(VARIANT_STAMP)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(EMU_OBJ) $$(LINK_LIBS) $$(EMU_LIBS)
+endef
+$(foreach l,$(LABS),$(eval $(call LAB_EMU_RULE,$(l))))
 .PHONY: labs-all
 labs-all: $(LABS)
 
