@@ -59,6 +59,71 @@ static Tensor *linear_case(CcRun *r, bool bias) {
 static Tensor *run_linear(CcRun *r) { return linear_case(r, false); }
 static Tensor *run_linear_bias(CcRun *r) { return linear_case(r, true); }
 
+/* ---------- the kernels called directly: what the fronts never pass ----------
+ * The fronts always pass the tightest leading dimensions, alpha 1 and beta 0 or 1, and outputs
+ * with nothing after them that is compared. These cases call the Backend entries themselves:
+ * padded leading dimensions and strides (the padding must come back untouched), alpha and beta
+ * of other values, alpha = 0, and a guard band of floats after every output (a kernel writing
+ * past its end changes them; the CPU never does). The output is the whole buffer. */
+
+enum { GUARD = 40 }; /* floats after an output that must stay as they were */
+
+/* (transA, transB, m, n, k, count); count 1: gemm, else gemm_batched */
+static const int raw_shapes[][6] = {
+    {0, 0, 1, 1, 1, 1},  {0, 1, 31, 33, 7, 1}, {1, 0, 33, 1, 31, 1}, {1, 1, 5, 13, 11, 1},
+    {0, 0, 7, 3, 0, 1},  {1, 1, 1, 31, 1, 3},  {0, 1, 10, 10, 8, 7}, {1, 0, 13, 7, 5, 4},
+    {0, 0, 3, 5, 2, 1}};
+enum { N_RAW = sizeof raw_shapes / sizeof raw_shapes[0] };
+
+static Tensor *run_gemm_raw(CcRun *r) {
+  const int *s = raw_shapes[r->variant];
+  bool tA = s[0], tB = s[1];
+  int m = s[2], n = s[3], k = s[4], count = s[5];
+  /* op(A) (m, k) is stored (m, k) or (k, m), each row padded by 2; op(B) (k, n) likewise, by 1;
+   * C (m, n) rows padded by 3; consecutive matrices one float further apart still */
+  int lda = (tA ? m : k) + 2, ldb = (tB ? k : n) + 1, ldc = n + 3;
+  long sA = (long)(tA ? k : m) * lda + 1, sB = (long)(tB ? n : k) * ldb + 1,
+       sC = (long)m * ldc + 1;
+  float alpha = r->variant == N_RAW - 1 ? 0.0f : 0.75f, beta = -0.5f; /* the last: alpha 0 */
+  cc_shape(r, "%d x op%s(%d, %d) @ op%s(%d, %d), ld %d %d %d, alpha %g", count, tA ? "^T" : "",
+           m, k, tB ? "^T" : "", k, n, lda, ldb, ldc, alpha);
+  int na = (int)(sA * count), nb = (int)(sB * count), nc = (int)(sC * count) + GUARD;
+  Tensor *A = cc_input(r, 1, &na, 51, -1, 1, false);
+  Tensor *B = cc_input(r, 1, &nb, 52, -1, 1, false);
+  Tensor *C = cc_input(r, 1, &nc, 53, -1, 1, false); /* read: beta is not 0 */
+  if (count == 1)
+    KERNEL(r->dev, gemm, tA, tB, m, n, k, alpha, A->data, lda, B->data, ldb, beta, C->data, ldc);
+  else
+    KERNEL(r->dev, gemm_batched, tA, tB, m, n, k, alpha, A->data, lda, sA, B->data, ldb, sB, beta,
+           C->data, ldc, sC, count);
+  return C;
+}
+
+/* bias_rows and bias_grad on (rows, n) with a guard band; rows under 64 and over (both kernels
+ * of bias_grad), n a multiple of 32 and not */
+static const int bias_shapes[][2] = {{1, 1}, {31, 33}, {64, 1}, {65, 300}, {640, 32}, {97, 37}};
+enum { N_BIAS = sizeof bias_shapes / sizeof bias_shapes[0] };
+
+static Tensor *run_bias_rows(CcRun *r) {
+  int rows = bias_shapes[r->variant][0], n = bias_shapes[r->variant][1];
+  cc_shape(r, "(%d, %d) + %d guard", rows, n, GUARD);
+  int ny = rows * n + GUARD;
+  Tensor *b = cc_input(r, 1, &n, 54, -1, 1, false);   /* (n) */
+  Tensor *Y = cc_input(r, 1, &ny, 55, -1, 1, false);  /* (rows, n), then the guard */
+  KERNEL(r->dev, bias_rows, Y->data, b->data, rows, n);
+  return Y;
+}
+
+static Tensor *run_bias_grad(CcRun *r) {
+  int rows = bias_shapes[r->variant][0], n = bias_shapes[r->variant][1];
+  cc_shape(r, "(%d, %d) + %d guard", rows, n, GUARD);
+  int ndb = n + GUARD, ny = rows * n;
+  Tensor *dY = cc_input(r, 1, &ny, 56, -1, 1, false);  /* (rows, n) */
+  Tensor *db = cc_input(r, 1, &ndb, 57, -1, 1, false); /* (n), then the guard: added onto */
+  KERNEL(r->dev, bias_grad, db->data, dY->data, rows, n);
+  return db;
+}
+
 /* Tolerances: the emulated cuBLAS sums each dot product in double (a GPU's in float, in its own
  * order), the CPU in float in its blocked kernel's order. A float sum of k terms of size <= 1
  * drifts like sqrt(k) * 6e-8 * |running sum|: for the batched heads (k <= 33) ~1e-6; for the
@@ -72,5 +137,9 @@ const CcCase cases_matmul[] = {
     {"t_bmm_nt", N_BMM, run_bmm_nt, 1e-5f, BMM_WHY},
     {"t_linear", N_LIN, run_linear, 3e-5f, MM_WHY},
     {"t_linear (bias)", N_LIN, run_linear_bias, 3e-5f, MM_WHY},
+    {"gemm, gemm_batched (padded, alpha, beta, guard)", N_RAW, run_gemm_raw, 1e-5f, BMM_WHY},
+    {"bias_rows (guard)", N_BIAS, run_bias_rows, 0.0f, "a copy: exact"},
+    {"bias_grad (guard)", N_BIAS, run_bias_grad, 1e-5f,
+     "640 float terms of size <= 1 onto a sum < 30, in 8 interleaved partial sums"},
     {0},
 };
