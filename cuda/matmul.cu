@@ -22,6 +22,10 @@
 
 #include "kernels.cuh"
 
+extern "C" {
+#include "../common/gemm.h"
+}
+
 /* ---------- the products: row-major onto column-major cuBLAS ---------- */
 
 /* C[b] (m x n) = beta * C[b] for every b < count (k == 0 or alpha == 0: no product to add);
@@ -43,6 +47,7 @@ static void blas_product(const char *entry, bool transA, bool transB, int m, int
                          int ldb, long strideB, float beta, float *C, int ldc, long strideC,
                          int count) {
   if (m <= 0 || n <= 0 || count <= 0) return;
+  if (k > 0) gemm_count_flops((double)m * n * k * count); /* the labs' GFLOP/s, as on the CPU */
   if (k <= 0 || alpha == 0.0f) {
     long total = (long)m * n * count;
     LAUNCH(scale_c_kernel, ew_blocks(total, EW_THREADS), EW_THREADS, 0, C, m, n, ldc, strideC,

@@ -4,6 +4,7 @@
  * cuBLAS entries are compared. Shapes: 1, 31, 33, primes, the empty inner dimension (k = 0:
  * C = 0, no cuBLAS call), and the labs' own: lab06's (64 * 10, 32) @ (32, 32) layers and its
  * attention's (64 * 4, 10, 8) batches of heads. */
+#include "../../common/gemm.h"
 #include "cuda_check.h"
 
 /* t_matmul: (m, k) @ (k, n) */
@@ -124,6 +125,27 @@ static Tensor *run_bias_grad(CcRun *r) {
   return db;
 }
 
+/* gemm_flops() (the labs' GFLOP/s lines) counts a device's products as the CPU's: the count
+ * added by a t_matmul and a t_bmm_nt of mm_shapes (k = 0 adds nothing), as a (1) output */
+static Tensor *run_flops(CcRun *r) {
+  const int *s = mm_shapes[r->variant];
+  int m = s[0], k = s[1], n = s[2];
+  cc_shape(r, "(%d, %d) @ (%d, %d), 3 x (%d, %d) @ (%d, %d)^T", m, k, k, n, m, k, n, k);
+  Tensor *a = cc_input(r, 2, (int[]){m, k}, 48, -1, 1, false);     /* (m, k) */
+  Tensor *b = cc_input(r, 2, (int[]){k, n}, 49, -1, 1, false);     /* (k, n) */
+  Tensor *a3 = cc_input(r, 3, (int[]){3, m, k}, 48, -1, 1, false); /* (3, m, k) */
+  Tensor *b3 = cc_input(r, 3, (int[]){3, n, k}, 49, -1, 1, false); /* (3, n, k) */
+  double f0 = gemm_flops();
+  t_matmul(a, b);
+  t_bmm_nt(a3, b3);
+  float added = (float)(gemm_flops() - f0);
+  Device old = tensor_default_device();
+  tensor_set_default_device(r->dev);
+  Tensor *out = tensor_from(1, (int[]){1}, &added); /* (1) */
+  tensor_set_default_device(old);
+  return out;
+}
+
 /* Tolerances: the emulated cuBLAS sums each dot product in double (a GPU's in float, in its own
  * order), the CPU in float in its blocked kernel's order. A float sum of k terms of size <= 1
  * drifts like sqrt(k) * 6e-8 * |running sum|: for the batched heads (k <= 33) ~1e-6; for the
@@ -138,6 +160,7 @@ const CcCase cases_matmul[] = {
     {"t_linear", N_LIN, run_linear, 3e-5f, MM_WHY},
     {"t_linear (bias)", N_LIN, run_linear_bias, 3e-5f, MM_WHY},
     {"gemm, gemm_batched (padded, alpha, beta, guard)", N_RAW, run_gemm_raw, 1e-5f, BMM_WHY},
+    {"gemm_flops counted", N_MM, run_flops, 0.0f, "whole numbers under 2^24: exact"},
     {"bias_rows (guard)", N_BIAS, run_bias_rows, 0.0f, "a copy: exact"},
     {"bias_grad (guard)", N_BIAS, run_bias_grad, 1e-5f,
      "640 float terms of size <= 1 onto a sum < 30, in 8 interleaved partial sums"},
