@@ -10,7 +10,7 @@
 /* t_matmul: (m, k) @ (k, n) */
 static const int mm_shapes[][3] = {{1, 1, 1},   {1, 31, 1},  {31, 1, 33},      {33, 31, 1},
                                    {7, 13, 11}, {3, 0, 5},   {64 * 10, 32, 32}, {37, 97, 41},
-                                   {1, 33, 31}};
+                                   {1, 33, 31},  {0, 5, 3},  {4, 6, 0}};
 enum { N_MM = sizeof mm_shapes / sizeof mm_shapes[0] };
 
 static Tensor *run_matmul(CcRun *r) {
@@ -45,7 +45,7 @@ static Tensor *run_bmm_nt(CcRun *r) { return bmm_case(r, true); }
  * kernel, 64 and more the split one (cuda/matmul.cu); 300 outputs span 10 of its blocks. */
 static const int lin_shapes[][4] = {{1, 1, 1, 1},     {1, 31, 33, 1},  {2, 3, 31, 33},
                                     {1, 64, 7, 13},   {64, 10, 32, 32}, {5, 13, 17, 300},
-                                    {3, 37, 0, 11}};
+                                    {3, 37, 0, 11},   {0, 4, 7, 3},     {2, 3, 5, 0}};
 enum { N_LIN = sizeof lin_shapes / sizeof lin_shapes[0] };
 
 static Tensor *linear_case(CcRun *r, bool bias) {
