@@ -6,7 +6,7 @@
  *
  * Shapes: 1, 31, 33, primes, and the labs' own: (64, 10, 10) attention weights (lab02/06),
  * (64, 10, 201) logits over a vocabulary of 201 (lab03/06: 640 rows; in the softmax,
- * log-softmax and cross-entropy cases, (4, 5, 201) in the others), (2, 4, 1031). Rows of at
+ * log-softmax and unweighted cross-entropy cases, (4, 5, 201) in the others), (2, 4, 1031). Rows of at
  * most 16 keys (1, 10, 13) run the plain one-thread-per-row kernels, longer rows (17, 31, 33,
  * 201, 1031) the warp-per-row kernels (see the header of cuda/softmax.cu). */
 #include <math.h>
@@ -19,8 +19,8 @@ static const int shapes[][3] = {{1, 1, 1},   {1, 1, 31},   {1, 3, 33}, {1, 7, 13
                                 {64, 10, 10}, {64, 10, 201}, {2, 4, 1031}};
 enum { N = sizeof shapes / sizeof shapes[0], LAB_ROWS = 6 };
 /* The emulator runs a warp kernel's lanes as threads meeting at every shuffle: 640 rows of 201
- * cost seconds there. softmax, log-softmax and the cross-entropy run the lab's (64, 10, 201);
- * the other cases take the same row length with fewer rows. */
+ * cost seconds there. softmax, log-softmax and the unweighted cross-entropy run the lab's
+ * (64, 10, 201); the other cases take the same row length with fewer rows. */
 static const int few_rows[3] = {4, 5, 201};
 static const int *shape_of(const CcRun *r, bool lab) {
   return r->variant == LAB_ROWS && !lab ? few_rows : shapes[r->variant];
@@ -137,7 +137,7 @@ static Tensor *run_seqmask_acc(CcRun *r) {
 /* logits (B, Q, V) with labels (B, Q) in [0, V) from cc_ints; weights (B, Q) in {0, 1, 2} (0:
  * a padding token, which costs 0 and gets no gradient) */
 static Tensor *logits(CcRun *r, Tensor **labels, Tensor **weights) {
-  const int *s = shape_of(r, true);
+  const int *s = shape_of(r, !weights); /* the lab's 640 rows without weights */
   cc_shape(r, "(%d, %d, %d)", s[0], s[1], s[2]);
   Tensor *x = cc_input(r, 3, s, 51, -6, 6, true);
   *labels = cc_ints(r, 2, s, 52, 0, s[2] - 1);
@@ -180,9 +180,9 @@ static Tensor *run_mse_pred(CcRun *r) { return mse_case(r, false); } /* dt NULL 
 #define SM_WHY "fast_expf vs expf (ulps) and another summation order over up to 1031 keys"
 /* log-probabilities: the same, through logf of the sum; values up to ~200 with wide logits */
 #define LSM_WHY "logsumexp from sums in another order: ulps of |x| + log(keys)"
-/* with logits near 100, one ulp of the logsumexp is 7.6e-6; the backward multiplies exp(y),
- * which carries it, by sum(g) (up to ~10 over 201 keys) */
-#define LSM_WIDE_WHY "an ulp of logsumexp ~100 (7.6e-6) in exp(y), times sum(g) in the backward"
+/* with logits near 100, one ulp of the logsumexp is 7.6e-6 (CPU and CUDA logf may differ in
+ * its last bit): y = x - lse near 0 carries it, and the backward multiplies exp(y) by sum(g) */
+#define LSM_WIDE_WHY "an ulp of logsumexp ~100 (7.6e-6) in y near 0, and in exp(y) * sum(g)"
 /* a copy and a fill: nothing is rounded */
 #define MASK_WHY "a copy and a fill: no arithmetic, so bitwise equal"
 #define CE_WHY "logsumexp over up to 1031 logits summed in another order; logf ulps"
