@@ -5,10 +5,10 @@
  * ops, so the second backward accumulates (fresh = false) instead of storing.
  *
  * Shapes: 1, 31, 33, primes, and the labs' own: (64, 10, 10) attention weights (lab02/06),
- * (64, 10, 201) logits over a vocabulary of 201 (lab03/06: 640 rows; in the softmax,
- * log-softmax and unweighted cross-entropy cases, (4, 5, 201) in the others), (2, 4, 1031). Rows of at
- * most 16 keys (1, 10, 13) run the plain one-thread-per-row kernels, longer rows (17, 31, 33,
- * 201, 1031) the warp-per-row kernels (see the header of cuda/softmax.cu). */
+ * (64, 10, 201) logits over a vocabulary of 201 (lab03/06: 640 rows, in the unweighted
+ * cross-entropy case; (4, 5, 201) in the others), (2, 4, 1031). Rows of at most 16 keys (1, 10,
+ * 13) run the plain one-thread-per-row kernels, longer rows (17, 31, 33, 201, 1031) the
+ * warp-per-row kernels (see the header of cuda/softmax.cu). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -19,8 +19,8 @@ static const int shapes[][3] = {{1, 1, 1},   {1, 1, 31},   {1, 3, 33}, {1, 7, 13
                                 {64, 10, 10}, {64, 10, 201}, {2, 4, 1031}};
 enum { N = sizeof shapes / sizeof shapes[0], LAB_ROWS = 6 };
 /* The emulator runs a warp kernel's lanes as threads meeting at every shuffle: 640 rows of 201
- * cost seconds there. softmax, log-softmax and the unweighted cross-entropy run the lab's
- * (64, 10, 201); the other cases take the same row length with fewer rows. */
+ * cost seconds there. The unweighted cross-entropy runs the lab's logits (64, 10, 201); the
+ * other cases take the same row length in fewer rows. */
 static const int few_rows[3] = {4, 5, 201};
 static const int *shape_of(const CcRun *r, bool lab) {
   return r->variant == LAB_ROWS && !lab ? few_rows : shapes[r->variant];
@@ -47,26 +47,26 @@ static Tensor *lens_tensor(CcRun *r, int ndim, const int *shape, int keys) {
   return t;
 }
 
-static Tensor *scores(CcRun *r, bool lab, float lo, float hi) {
-  const int *s = shape_of(r, lab);
+static Tensor *scores(CcRun *r, float lo, float hi) {
+  const int *s = shape_of(r, false);
   cc_shape(r, "(%d, %d, %d)", s[0], s[1], s[2]);
   return cc_input(r, 3, s, 41, lo, hi, true);
 }
 
 /* ---------- softmax, masked softmax ---------- */
 
-static Tensor *run_softmax(CcRun *r) { return t_softmax(scores(r, true, -4, 4)); }
+static Tensor *run_softmax(CcRun *r) { return t_softmax(scores(r, -4, 4)); }
 /* logits far apart: many x - max below -87, where both devices give exactly 0 */
-static Tensor *run_softmax_wide(CcRun *r) { return t_softmax(scores(r, false, -100, 100)); }
+static Tensor *run_softmax_wide(CcRun *r) { return t_softmax(scores(r, -100, 100)); }
 
 static Tensor *run_masked_1d(CcRun *r) { /* valid_lens (B): one per batch row */
   const int *s = shape_of(r, false);
-  Tensor *X = scores(r, false, -4, 4);
+  Tensor *X = scores(r, -4, 4);
   return t_masked_softmax(X, lens_tensor(r, 1, s, s[2]));
 }
 static Tensor *run_masked_2d(CcRun *r) { /* valid_lens (B, Q): one per batch row and query */
   const int *s = shape_of(r, false);
-  Tensor *X = scores(r, false, -4, 4);
+  Tensor *X = scores(r, -4, 4);
   return t_masked_softmax(X, lens_tensor(r, 2, s, s[2]));
 }
 static Tensor *run_masked_rows(CcRun *r) { /* X (B * Q, K), valid_lens (B * Q): one per row */
@@ -81,7 +81,7 @@ static Tensor *run_masked_rows(CcRun *r) { /* X (B * Q, K), valid_lens (B * Q): 
  * softmax: a row of all -inf gives zeros, no NaN; no gradient reaches the -inf entries. */
 static Tensor *neg_inf_scores(CcRun *r) {
   const int *s = shape_of(r, false);
-  Tensor *X = scores(r, false, -4, 4);
+  Tensor *X = scores(r, -4, 4);
   return t_sequence_mask(X, lens_tensor(r, 2, s, s[2]), -INFINITY);
 }
 static Tensor *run_softmax_neg_inf(CcRun *r) { return t_softmax(neg_inf_scores(r)); }
@@ -93,8 +93,8 @@ static Tensor *run_masked_neg_inf(CcRun *r) { /* -inf entries and a valid length
 
 /* ---------- log-softmax ---------- */
 
-static Tensor *run_log_softmax(CcRun *r) { return t_log_softmax(scores(r, true, -4, 4)); }
-static Tensor *run_log_softmax_wide(CcRun *r) { return t_log_softmax(scores(r, false, -100, 100)); }
+static Tensor *run_log_softmax(CcRun *r) { return t_log_softmax(scores(r, -4, 4)); }
+static Tensor *run_log_softmax_wide(CcRun *r) { return t_log_softmax(scores(r, -100, 100)); }
 /* all -inf rows give all -inf; the gradient passes g through exp(-inf) = 0 */
 static Tensor *run_log_softmax_neg_inf(CcRun *r) { return t_log_softmax(neg_inf_scores(r)); }
 
@@ -102,12 +102,12 @@ static Tensor *run_log_softmax_neg_inf(CcRun *r) { return t_log_softmax(neg_inf_
  * gradient. The tape runs newest first, so in run_both_a log-softmax stores and softmax adds,
  * in run_both_b the other way round. */
 static Tensor *run_both_a(CcRun *r) {
-  Tensor *x = scores(r, false, -4, 4);
+  Tensor *x = scores(r, -4, 4);
   Tensor *a = t_softmax(x);
   return t_add(a, t_log_softmax(x));
 }
 static Tensor *run_both_b(CcRun *r) {
-  Tensor *x = scores(r, false, -4, 4);
+  Tensor *x = scores(r, -4, 4);
   Tensor *a = t_log_softmax(x);
   return t_add(a, t_softmax(x));
 }
@@ -116,18 +116,18 @@ static Tensor *run_both_b(CcRun *r) {
 
 static Tensor *run_seqmask_1d(CcRun *r) { /* d2l's value for masked scores */
   const int *s = shape_of(r, false);
-  Tensor *X = scores(r, false, -4, 4);
+  Tensor *X = scores(r, -4, 4);
   return t_sequence_mask(X, lens_tensor(r, 1, s, s[2]), -1e6f);
 }
 static Tensor *run_seqmask_2d(CcRun *r) {
   const int *s = shape_of(r, false);
-  Tensor *X = scores(r, false, -4, 4);
+  Tensor *X = scores(r, -4, 4);
   return t_sequence_mask(X, lens_tensor(r, 2, s, s[2]), 0.0f);
 }
 /* X + sequence_mask(X): the add's backward stores X's gradient first, the mask's adds to it */
 static Tensor *run_seqmask_acc(CcRun *r) {
   const int *s = shape_of(r, false);
-  Tensor *X = scores(r, false, -4, 4);
+  Tensor *X = scores(r, -4, 4);
   Tensor *m = t_sequence_mask(X, lens_tensor(r, 2, s, s[2]), 0.5f);
   return t_add(X, m);
 }
