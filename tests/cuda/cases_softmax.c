@@ -14,9 +14,9 @@
 
 #include "cuda_check.h"
 
-/* (B, Q, K): the softmax runs over K */
-static const int shapes[][3] = {{1, 1, 1},   {1, 1, 31},   {1, 3, 33}, {1, 7, 13}, {5, 3, 17},
-                                {64, 10, 10}, {64, 10, 201}, {2, 4, 1031}};
+/* (B, Q, K): the softmax runs over K; (2, 0, 33) has no rows at all */
+static const int shapes[][3] = {{1, 1, 1},    {1, 1, 31},    {1, 3, 33},   {1, 7, 13}, {5, 3, 17},
+                                {64, 10, 10}, {64, 10, 201}, {2, 4, 1031}, {2, 0, 33}};
 enum { N = sizeof shapes / sizeof shapes[0], LAB_ROWS = 6 };
 /* The emulator runs a warp kernel's lanes as threads meeting at every shuffle: 640 rows of 201
  * cost seconds there. The unweighted cross-entropy runs the lab's logits (64, 10, 201); the
@@ -163,7 +163,8 @@ static Tensor *run_ce_acc(CcRun *r) {
 
 /* ---------- MSE ---------- */
 
-static const int mse_sizes[] = {1, 31, 33, 997, 64 * 10 * 32};
+/* n = 0: a mean of nothing is 0/0 = NaN on both devices */
+static const int mse_sizes[] = {1, 31, 33, 997, 64 * 10 * 32, 0};
 enum { N_MSE = sizeof mse_sizes / sizeof mse_sizes[0] };
 static Tensor *mse_case(CcRun *r, bool target_grad) {
   int n = mse_sizes[r->variant];
