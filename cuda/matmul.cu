@@ -7,7 +7,8 @@
  * column-major. A row-major X (r x c, leading dimension ld) is, byte for byte, the column-major
  * X^T (c x r, same ld). So C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T:
  * the operands swap places (B first), m and n swap, and each transpose flag and leading
- * dimension passes through unchanged. Every product goes through blas_product(), which also
+ * dimension passes through unchanged. Every product of the kit (these two entries and rnn.cu's)
+ * goes through cuda_blas_product(), which also
  * handles the sizes cuBLAS rejects or the fronts produce at the edges: m or n of 0 (nothing to
  * do), k of 0 or alpha of 0 (C = beta C, whose leading dimensions of 0 cuBLAS would refuse).
  *
@@ -42,10 +43,9 @@ static __global__ void scale_c_kernel(float *C, int m, int n, int ldc, long stri
 
 /* The one place the kit calls cuBLAS: count products C[b] = alpha op(A[b]) op(B[b]) + beta C[b]
  * in gemm.h's row-major conventions (count 1: a single cublasSgemm). */
-static void blas_product(const char *entry, bool transA, bool transB, int m, int n, int k,
-                         float alpha, const float *A, int lda, long strideA, const float *B,
-                         int ldb, long strideB, float beta, float *C, int ldc, long strideC,
-                         int count) {
+void cuda_blas_product(const char *entry, bool transA, bool transB, int m, int n, int k,
+                       float alpha, const float *A, int lda, long strideA, const float *B, int ldb,
+                       long strideB, float beta, float *C, int ldc, long strideC, int count) {
   if (m <= 0 || n <= 0 || count <= 0) return;
   if (k > 0) gemm_count_flops((double)m * n * k * count); /* the labs' GFLOP/s, as on the CPU */
   if (k <= 0 || alpha == 0.0f) {
@@ -75,15 +75,16 @@ static void blas_product(const char *entry, bool transA, bool transB, int m, int
 
 static void cuda_gemm(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
                       int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-  blas_product("gemm", transA, transB, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+  cuda_blas_product("gemm", transA, transB, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc,
+                    0, 1);
 }
 
 static void cuda_gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha,
                               const float *A, int lda, long strideA, const float *B, int ldb,
                               long strideB, float beta, float *C, int ldc, long strideC,
                               int count) {
-  blas_product("gemm_batched", transA, transB, m, n, k, alpha, A, lda, strideA, B, ldb, strideB,
-               beta, C, ldc, strideC, count);
+  cuda_blas_product("gemm_batched", transA, transB, m, n, k, alpha, A, lda, strideA, B, ldb,
+                    strideB, beta, C, ldc, strideC, count);
 }
 
 /* ---------- the bias of t_linear ---------- */

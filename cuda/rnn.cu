@@ -22,21 +22,11 @@
 
 /* ---------- row-major products through cuBLAS ---------- */
 
-/* C (m, n) = alpha * op(A) op(B) + beta * C, all row-major (gemm.h's convention). cuBLAS is
- * column-major, and a row-major matrix is its transpose seen column-major, so this computes
- * C^T = op(B)^T op(A)^T: the operands swap places and m and n swap. */
+/* A row-major product through the kit's one cuBLAS wrapper (matmul.cu). */
 static void gemm_rm(bool transA, bool transB, int m, int n, int k, float alpha, const float *A,
                     int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-  if (m <= 0 || n <= 0) return;
-  cublasStatus_t s = cublasSgemm(cuda_blas(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                 transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, B, ldb, A,
-                                 lda, &beta, C, ldc);
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    char what[160];
-    snprintf(what, sizeof what, "cublasSgemm (rnn_cell: row-major m %d n %d k %d, lda %d ldb %d "
-             "ldc %d)", m, n, k, lda, ldb, ldc);
-    cuda_fail(what, cublasGetStatusName(s), "the product's sizes do not fit", __FILE__, __LINE__);
-  }
+  cuda_blas_product("rnn_cell", transA, transB, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C,
+                    ldc, 0, 1);
 }
 
 static __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
