@@ -8,9 +8,9 @@
  * X^T (c x r, same ld). So C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T:
  * the operands swap places (B first), m and n swap, and each transpose flag and leading
  * dimension passes through unchanged. Every product of the kit (these two entries and rnn.cu's)
- * goes through cuda_blas_product(), which also
- * handles the sizes cuBLAS rejects or the fronts produce at the edges: m or n of 0 (nothing to
- * do), k of 0 or alpha of 0 (C = beta C, whose leading dimensions of 0 cuBLAS would refuse).
+ * goes through cuda_blas_product(), which also handles the sizes cuBLAS rejects or the fronts
+ * produce at the edges: m or n of 0 (nothing to do), k of 0 or alpha of 0 (C = beta C, whose
+ * leading dimensions of 0 cuBLAS would refuse).
  *
  * bias_rows: one thread per element of Y in a grid-stride loop. bias_grad (column sums): a
  * block of 256 threads takes 32 columns, its 8 warps each sum every 8th row (a warp reads 32

@@ -16,7 +16,6 @@
  * dH += dgh @ W_hh^T and dW_hh += Hp^T @ dgh, and a column-sum kernel for db_hh (a thread per
  * column, summing the B rows in order: no atomics). All plain kernels, one thread per output.
  */
-#include <stdio.h>
 
 #include "kernels.cuh"
 
