@@ -199,15 +199,14 @@ $(B)/bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(LAB_CUDA_OBJ) $$(VARIANT_STAMP)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(LAB_CUDA_OBJ) $$(LINK_LIBS) $$(LAB_CUDA_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_BIN_RULE,$(l))))
-# The same labs with the emulated CUDA backend (cuda/emu.h) instead of nvcc's: tests run every
-# lab with --device cuda on machines without a GPU (tests/suites/cuda.sh).
+# The same labs with the CUDA kernels in the emulator (tests/suites/cuda_labs.sh runs each with
+# --device cuda and compares it with the CPU run): the labs' GPU path, checked without a GPU.
 define LAB_EMU_RULE
-$(VOBJ)/emu/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(EMU_OBJ)
+$(B)/emu-bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(EMU_OBJ) $$(VARIANT_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(EMU_OBJ) $$(LINK_LIBS) $$(EMU_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_EMU_RULE,$(l))))
-LABS_EMU := $(LABS:%=$(VOBJ)/emu/%)
 .PHONY: labs-all
 labs-all: $(LABS)
 
@@ -281,11 +280,11 @@ asan-unit: $(ASAN)/test_unit
 # make test: every suite, one final "N passed, N failed, N skipped" line (tests/run_all.sh)
 CUDA_CHECKS := $(VOBJ)/cuda_check_emu $(ASAN)/cuda_check_emu $(TSAN)/cuda_check_emu $(if $(filter cuda,$(FEATURES)),$(VOBJ)/cuda_check)
 .PHONY: cuda-check cuda-check-build
-cuda-check-build: $(CUDA_CHECKS) $(LABS_EMU)
+cuda-check-build: $(CUDA_CHECKS)
 # every CUDA kernel against its CPU op, four ways (tests/suites/cuda.sh; also part of make test)
 cuda-check: cuda-check-build
 	@bash tests/suites/cuda.sh
-test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS) $(LABS_EMU)
+test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS)
 	@bash tests/run_all.sh
 
 # ---------------------------------------------------------------- areas with their own fragments

@@ -510,6 +510,8 @@ static void count_flops(double macs) {
   g_flops += 2.0 * macs;
 }
 
+void gemm_count_flops(double macs) { count_flops(macs); }
+
 double gemm_flops(void) {
   double f;
 #ifdef _OPENMP

@@ -24,6 +24,8 @@ const char *gemm_backend(void); /* "openblas", "accelerate" or "builtin" */
  * in this process: the labs print the matrix products' GFLOP/s of a training run from it, so
  * make bench can set it beside the machine's measured peak. */
 double gemm_flops(void);
+/* Add a device's products to gemm_flops(): 2 * macs (cuda/matmul.cu, for its cuBLAS calls). */
+void gemm_count_flops(double macs);
 /* What the built-in kernel was compiled for, e.g. "AVX-512, 8x32 tile" (set by -march). */
 const char *gemm_builtin_kernel(void);
 

@@ -7,7 +7,7 @@
  *    its CPU twin computes (the Backend entry of common/backend.h) on the same raw pointers.
  *  - Launch with LAUNCH(kernel, grid, block, shared_bytes, args...); a kernel that uses
  *    __syncthreads or warp shuffles is launched with LAUNCH_SYNC (the emulator then runs its
- *    threads as threads; under nvcc the two are the same launch).
+ *    threads as fibers that wait for each other; under nvcc the two are the same launch).
  *  - Static shared memory is declared with SHARED_ARRAY(type, name, count), dynamic with
  *    SHARED_DYNAMIC(type, name).
  *  - Grid-stride loops (for (long i = first_index(); i < n; i += grid_stride())) so any grid

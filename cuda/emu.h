@@ -3,12 +3,15 @@
  *
  * What it models, and why each part is there:
  *  - A launch runs its grid one block after another. A kernel launched with LAUNCH (no barriers)
- *    runs its threads one after another on the calling thread; one launched with LAUNCH_SYNC runs
- *    the threads of a block as real threads, __syncthreads() a barrier across them and the warp
- *    shuffles an exchange among the 32 lanes of a warp, so a missing barrier is a real race
- *    (ThreadSanitizer reports it; the shared memory below is poisoned with NaN at every block's
- *    start, so reading a value nobody wrote shows up in the results too). A barrier or shuffle
- *    inside a LAUNCH kernel is an error naming the kernel.
+ *    runs its threads one after another; one launched with LAUNCH_SYNC runs the threads of a
+ *    block as fibers (user-level threads, each with its own stack) switched at every
+ *    __syncthreads() and warp shuffle, which wait for the whole block or the 32 lanes of a warp.
+ *    A missing barrier is caught twice: the threads run in order up to their next barrier, so
+ *    one that reads shared memory a later thread writes reads the NaN poison every block's
+ *    shared memory starts with; and under ThreadSanitizer (make test runs the checks that way
+ *    too) the fibers are ordered only by barriers, shuffles and launch boundaries, so the
+ *    access is reported as a data race. A barrier or shuffle inside a LAUNCH kernel, or a
+ *    barrier that some threads of a block never reach, is an error naming the kernel.
  *  - Limits of the hardware: at most 1024 threads a block, 48 KB of static shared memory a block.
  *  - Device memory (cudaMalloc) is mapped PROT_NONE except while a launch or a copy function
  *    runs: host code that dereferences a device pointer crashes instead of passing.
@@ -29,8 +32,16 @@ struct dim3 {
   constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
-extern thread_local dim3 threadIdx, blockIdx;
-extern thread_local dim3 blockDim, gridDim;
+/* The built-in indices, read through functions: the emulator's bookkeeping is not instrumented
+ * by ThreadSanitizer (fibers share the thread's storage), only what kernels do with memory. */
+dim3 emu_thread_idx(void);
+dim3 emu_block_idx(void);
+dim3 emu_block_dim(void);
+dim3 emu_grid_dim(void);
+#define threadIdx (emu_thread_idx())
+#define blockIdx (emu_block_idx())
+#define blockDim (emu_block_dim())
+#define gridDim (emu_grid_dim())
 static constexpr int warpSize = 32;
 
 #define __global__

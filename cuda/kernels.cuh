@@ -16,4 +16,10 @@ void cuda_register_optim(Backend *be);       /* optim.cu */
 void cuda_register_fused(Backend *be);       /* fused.cu: additive_scores */
 void cuda_register_rnn(Backend *be);         /* rnn.cu: rnn_cell */
 
+/* The one call into cuBLAS (matmul.cu): count products C[b] = alpha op(A[b]) op(B[b]) + beta C[b]
+ * in gemm.h's row-major conventions; `entry` names the caller in an error. */
+void cuda_blas_product(const char *entry, bool transA, bool transB, int m, int n, int k,
+                       float alpha, const float *A, int lda, long strideA, const float *B, int ldb,
+                       long strideB, float beta, float *C, int ldc, long strideC, int count);
+
 #endif

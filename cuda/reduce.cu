@@ -4,7 +4,7 @@
  * Grids: reducing the last dim (inner == 1), one warp per output row, 8 warps a block, the row
  * summed by a warp shuffle; reducing a middle dim, one thread per output (o, i) walking k, so a
  * warp reads 32 consecutive floats of each row (coalesced); the sum of everything, one block of
- * 1024 threads (a deterministic order: no atomics) — it is one number per step, not a hot path.
+ * 256 threads (a deterministic order: no atomics) — it is one number per step, not a hot path.
  */
 #include "kernels.cuh"
 
@@ -66,7 +66,7 @@ static void cuda_reduce_grad(float *ga, const float *g, long outer, long n, long
 }
 
 /* out1[0] = scale * sum of a: one block */
-enum { ALL_THREADS = 1024 };
+enum { ALL_THREADS = 256 };
 static __global__ void reduce_all_kernel(const float *a, long n, float scale, float *out1) {
   SHARED_ARRAY(float, scratch, 32);
   float s = 0.0f;

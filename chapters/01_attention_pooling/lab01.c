@@ -214,6 +214,12 @@ differ in *range* — the boxcar and Epanechnikov kernels ignore keys farther th
 Gaussian never quite does, the constant kernel looks at everything — and in *smoothness*.
 Exercise 1.1 (`labs/lab01/kernels.c`) implements them; here they are on $[-2.5, 2.5)$ with the
 key at the origin.
+
+The kernels are plain C functions on arrays of floats, not tensor ops, so the estimator of
+exercise 1.2 runs on the host whatever `--device` says: with `--device cuda` it copies the keys,
+values and queries to the host (`host_read`), computes there, and sends its estimates back to
+the device, where the trained estimator of the last section runs with ops like every other lab.
+The graded tests run both on the CPU.
   */
   {
     static const char *const names[4] = {"Gaussian", "Boxcar", "Constant", "Epanechnikov"};

@@ -153,7 +153,7 @@ typedef struct {
   bool sync; /* its kernels use barriers or warp shuffles */
 } Family;
 static const Family families[] = {
-    {"elementwise", cases_elementwise, true}, {"matmul", cases_matmul, false},
+    {"elementwise", cases_elementwise, true}, {"matmul", cases_matmul, true},
     {"reduce", cases_reduce, true},           {"softmax", cases_softmax, true},
     {"nn", cases_nn, true},                   {"shape", cases_shape, false},
     {"optim", cases_optim, true},             {"fused", cases_fused, true},

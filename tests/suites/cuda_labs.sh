@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# cuda_labs: every lab with --device cuda, its kernels running in the CUDA emulator
+# (build/emu-bin/labNN: the same lab, linked with the emulated CUDA backend), against the same
+# run on the CPU: summary.json must agree (tests/tools/summary_diff.py: numbers within a relative
+# tolerance, strings such as translations equal), and the device must be recorded. Short runs:
+# the emulator computes every kernel on the CPU, thread by thread.
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin cuda_labs
+export AL_NO_GNUPLOT=1
+VARIANT=${VARIANT:-solutions}
+if [ "$VARIANT" != solutions ]; then
+  skip "the labs' exercises are stubs in this build (VARIANT=$VARIANT)"
+  suite_end
+  exit 0
+fi
+for l in 01 02 03 04 05 06 07; do suite_build "build/emu-bin/lab$l" "the emulated-CUDA lab$l"; done
+suite_build labs-all "the labs"
+
+have_fra=no
+{ [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } && have_fra=yes
+have_mnist=no
+ls /usr/share/dataset-fashion-mnist/*.gz >/dev/null 2>&1 && have_mnist=yes
+
+# compare NAME REL FLAGS...: the lab on the CPU and on the emulated GPU, summaries compared
+compare() {
+  local name=$1 rel=$2 lab=$3
+  shift 3
+  local c="$tmp/$name.cpu" g="$tmp/$name.cuda"
+  if ! ./"$lab" "$@" --out "$c" >"$c.log" 2>&1; then
+    bad "$name: the CPU run failed:"; tail -5 "$c.log"; return
+  fi
+  local t0=$SECONDS
+  if ! build/emu-bin/"$lab" --device cuda "$@" --out "$g" >"$g.log" 2>&1; then
+    bad "$name --device cuda (emulated) failed:"; tail -5 "$g.log"; return
+  fi
+  if ! grep -q '"device": "cuda"' "$g/summary.json"; then
+    bad "$name --device cuda: summary.json does not record the device"; return
+  fi
+  if python3 tests/tools/summary_diff.py "$c/summary.json" "$g/summary.json" "$rel" >"$tmp/$name.diff"; then
+    ok "$name --device cuda (emulated, $((SECONDS - t0))s) matches the CPU run (rel $rel)"
+  else
+    bad "$name --device cuda differs from the CPU run:"; cat "$tmp/$name.diff"
+  fi
+}
+
+# Tolerances: one forward is float rounding apart (1e-4); training compounds the differences
+# of sum order (GPU trees vs CPU loops) over every step, so trained runs get 1e-3 of each value.
+compare lab01 1e-3 lab01 --epochs 5
+compare lab02 1e-4 lab02
+compare lab04 1e-4 lab04 --no-bench
+compare lab05 1e-4 lab05
+if [ $have_fra = yes ]; then
+  compare lab03 1e-3 lab03 --epochs 2 --heldout 5 --translate "i lost ." --save "$tmp/lab03.ckpt"
+  compare lab03-lstm-dot 1e-3 lab03 --rnn lstm --attention dot --no-compare --epochs 1 --heldout 5
+  compare lab06 1e-3 lab06 --epochs 2 --heldout 5 --translate "i lost ."
+  # a checkpoint written on the CPU loads on the device and translates the same
+  if [ -f "$tmp/lab03.ckpt" ]; then
+    compare lab03-load 1e-4 lab03 --load "$tmp/lab03.ckpt" --heldout 5 --translate "he's calm ."
+  fi
+else
+  skip "lab03, lab06: fra-eng.zip not found (make data)"
+fi
+if [ $have_mnist = yes ]; then
+  compare lab07 1e-3 lab07 --epochs 1 --steps 3
+else
+  skip "lab07: Fashion-MNIST not installed (make deps: dataset-fashion-mnist)"
+fi
+suite_end
