@@ -35,12 +35,12 @@
 #undef cuda_copy_counts
 #undef cuda_device_name
 
-/* Each test that uses the device runs in a child process of its own. The emulator keeps its
- * worker threads across launches (cuda/emu.cpp), and a process that forks after they started
- * cannot exit() in the child: the pool's static destructor joins threads the child does not
- * have, which aborts. Other unit tests fork and exit, so the unit binary's own process never
- * starts the emulator. The child's failures print as usual; its exit status and a pipe carry
- * the verdict and a skip's reason back. */
+/* Each test that uses the device runs in a child process of its own: a device error (a kernel
+ * missing from the table, a CUDA or emulator error) ends the process with exit(1), which then
+ * fails that test instead of the whole unit binary; and the emulator's state (its mapped
+ * device memory, the CUDA table) stays out of the other tests. The child's failures print as
+ * usual; its exit status and a pipe carry the verdict and a skip's reason back; it leaves with
+ * _exit, as a forked child should. */
 static int g_skip_fd = -1;
 
 __attribute__((format(printf, 1, 2))) static void child_skip(const char *fmt, ...) {
@@ -65,7 +65,7 @@ static void isolated(void (*body)(void)) {
     g_skip_fd = fd[1];
     body();
     fflush(NULL);
-    _exit(test_failures() ? 1 : 0); /* no exit(): see above */
+    _exit(test_failures() ? 1 : 0);
   }
   close(fd[1]);
   char why[256];
