@@ -3,7 +3,7 @@
 #   emu     the kernels of cuda/ built as host C++ against the emulator (cuda/emu.h)
 #   asan    the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   tsan    the families whose kernels use barriers or warp shuffles (--sync) under
-#           ThreadSanitizer: the emulator runs a block's threads as real threads
+#           ThreadSanitizer: a block's fibers are ordered only by barriers and shuffles
 #   gpu     the nvcc build on a real GPU; "skip" where there is no device or no nvcc
 # (Every lab with --device cuda on the emulated device: tests/suites/cuda_labs.sh.)
 # Each program's own "ok/FAIL/skip" lines count here, one check each, so the CUDA test count
