@@ -36,16 +36,18 @@ docs: $(addprefix docs-,$(DOCS_LABS))
 	@$(if $(HAVE_PANDOC),bash docs/site.sh index $(DOCS_DIR),echo "docs: pandoc not found: wrote Markdown only (make deps installs it)")
 	@echo "docs: $(addprefix $(DOCS_DIR)/,$(addsuffix .md,$(DOCS_LABS)))$(if $(HAVE_PANDOC), (open $(DOCS_DIR)/index.html))"
 
-# One lab: the marked chapter (weave mark) is compiled like the lab itself; when that fails the
+# One lab: the marked chapter (weave mark) is compiled and linked like the lab itself (with the
+# CUDA objects, or cuda/nocuda.c: common/cli.c calls cuda_open); when that fails the
 # plain ./labNN runs instead and its output goes into one closing section.
 define DOC_RULE
-docs-$(1): $(WEAVE) $(1) $$(LIBS_ALL)
+docs-$(1): $(WEAVE) $(1) $$(LIBS_ALL) $$(LAB_CUDA_OBJ)
 	@mkdir -p $(WEAVE_DIR)
 	@src=$$(filter %/$(1).c,$$(LAB_MAINS)); mode=$$(or $$(DOCS_RUN_$(1)),$$(DOCS_RUN)); bin=./$(1); \
 	if [ "$$$$mode" = yes ]; then \
 	  $(WEAVE) mark $$$$src > $(WEAVE_DIR)/$(1).c && \
 	  if $$(CC) $$(CFLAGS) -Ilabs -iquote $$$$(dirname $$$$src) -o $(WEAVE_DIR)/$(1) \
-	       $(WEAVE_DIR)/$(1).c $$(LINK_LIBS) > $(WEAVE_DIR)/$(1).build.log 2>&1; then \
+	       $(WEAVE_DIR)/$(1).c $$(LAB_CUDA_OBJ) $$(LINK_LIBS) $$(LAB_CUDA_LIBS) \
+	       > $(WEAVE_DIR)/$(1).build.log 2>&1; then \
 	    bin=$(WEAVE_DIR)/$(1); \
 	  else \
 	    echo "docs: $(1): the marked chapter did not compile ($(WEAVE_DIR)/$(1).build.log);" \
