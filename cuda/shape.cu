@@ -5,7 +5,10 @@
  * Grid: every kernel here is one thread per element of the larger side, in a grid-stride loop,
  * EW_THREADS a block, consecutive threads on consecutive output floats (coalesced writes; the
  * reads are coalesced too wherever the innermost dim stays innermost, e.g. transpose_qkv's
- * (B, T, H, D) -> (B, H, T, D)). No kernel here has barriers or shared memory.
+ * (B, T, H, D) -> (B, H, T, D), and seq2seq's (T, B, H) -> (B, T, H): every permute on a lab's
+ * hot path). A permutation that moves the innermost dim reads with a stride; no lab does that
+ * on a hot path, so there is no tiled shared-memory transpose. No kernel here has barriers or
+ * shared memory.
  *
  * No atomics either: every backward is a gather. A permutation and patchify (non-overlapping
  * patches) reach each input element exactly once, so their backward writes each element from

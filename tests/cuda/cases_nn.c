@@ -101,11 +101,13 @@ static Tensor *run_dropout_eval(CcRun *r) { return dropout_case(r, 0.5f, false, 
  *  - batch norm: sums in double on both devices (only the order differs), the rest the same
  *    float expressions: a few ulps after rstd.
  *  - embedding: the forward is a copy (exact); the gradient sums repeated rows in the
- *    hardware's atomic order against the CPU's id order: ulps of sums of up to ~40 terms.
+ *    hardware's atomic order against the CPU's id order (the emulator's atomics run in id order,
+ *    so it is exact there): on a GPU, ulps of sums of ~13 terms (34 to 640 ids over 3 to 50
+ *    rows), each rounding at most 6e-8 of the running sum, 13 of them under 1e-6, so 1e-5.
  *  - dropout: the same mask bits and one float multiply: bit-identical. */
 #define LN_WHY "row sums in another order (warp tree vs 16 lanes) and FMA, scaled by rstd"
 #define BN_WHY "double column sums in another order; the same float expressions elsewhere"
-#define EMB_WHY "gradient rows summed in atomic order instead of id order: ulps of ~40 terms"
+#define EMB_WHY "gradient rows summed in atomic order instead of id order: ulps of ~13 terms"
 #define DROP_WHY "the same counter-based mask bits and one float multiply: exact"
 const CcCase cases_nn[] = {
     {"layer_norm", N_LN, run_ln, 1e-5f, LN_WHY},
@@ -115,7 +117,7 @@ const CcCase cases_nn[] = {
     {"batch_norm (training, no gamma, beta, stats)", N_BN, run_bn_train_bare, 1e-5f, BN_WHY},
     {"batch_norm (eval)", N_BN, run_bn_eval, 1e-5f, BN_WHY},
     {"batch_norm (eval, no gamma, beta)", N_BN, run_bn_eval_bare, 1e-5f, BN_WHY},
-    {"embedding (repeated ids)", N_EMB, run_embedding, 1e-6f, EMB_WHY},
+    {"embedding (repeated ids)", N_EMB, run_embedding, 1e-5f, EMB_WHY},
     {"dropout (p = 0.1)", N_DROP, run_dropout_01, 0.0f, DROP_WHY},
     {"dropout (p = 0.5)", N_DROP, run_dropout_05, 0.0f, DROP_WHY},
     {"dropout (p = 0.5, dx added)", N_DROP, run_dropout_twice, 0.0f, DROP_WHY},
