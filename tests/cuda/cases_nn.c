@@ -1,7 +1,7 @@
 /* cases_nn.c — layer norm, batch norm, embedding and dropout (cuda/nn.cu) against the CPU
  * (cpu/cpu_nn.c), through the fronts of ops/nn.c.
  *
- * Shapes: D = 1, 2, 7 (layer norm's thread-per-row kernels), 31, 32, 33, 256 (warp per row),
+ * Shapes: D = 1, 2, 7 (layer norm's thread-per-row kernels), 16, 31, 32, 33, 256 (warp per row),
  * lab06's (64, 10, 32) and the (2, 2) demo; rows below and above 64, so both the plain
  * (thread per column) and the split column sums run for dgamma/dbeta and batch norm. Cases
  * named "dx added" use x twice, so x's gradient already exists when the op's backward runs
@@ -15,7 +15,7 @@
 /* (rows..., D): the last dim is D */
 static const int ln_shapes[][3] = {{1, 3, 1},  {1, 5, 2},   {1, 70, 7},  {1, 33, 31},
                                    {1, 9, 32}, {2, 40, 33}, {1, 4, 256}, {64, 10, 32},
-                                   {1, 1, 33}};
+                                   {1, 1, 33},  {1, 66, 16}};
 enum { N_LN = sizeof ln_shapes / sizeof ln_shapes[0] };
 
 static Tensor *ln_case(CcRun *r, bool affine, bool twice) {
