@@ -1,5 +1,5 @@
-/* al_cuda.h — what every .cu file of cuda/ includes: the CUDA runtime and cuBLAS under nvcc, or the
- * emulator (emu.h) when the same file is compiled as host C++ for the tests (-DAL_CUDA_EMU);
+/* al_cuda.h — what every .cu file of cuda/ includes: the CUDA runtime and cuBLAS under nvcc,
+ * or the emulator (emu.h) when the same file is compiled as host C++ for the tests (-DAL_CUDA_EMU);
  * the launch macros; error checks; and the kit's C headers.
  *
  * Conventions of the kernel files (see cuda/README.md):
@@ -18,7 +18,8 @@
 
 #ifdef AL_CUDA_EMU
 #include "emu.h"
-#define SHARED_ARRAY(type, name, count) type *name = (type *)emu_shared(sizeof(type) * (count), alignof(type))
+#define SHARED_ARRAY(type, name, count)                                                        \
+  type *name = (type *)emu_shared(sizeof(type) * (count), alignof(type))
 #define SHARED_DYNAMIC(type, name) type *name = (type *)emu_dynamic_shared()
 #define LAUNCH_(sync, kernel, grid, block, shared, ...)                                        \
   emu_launch(#kernel, __FILE__, __LINE__, dim3(grid), dim3(block), (shared), (sync),           \
@@ -36,8 +37,10 @@
     cuda_check_launch(#kernel, __FILE__, __LINE__);                                            \
   } while (0)
 #endif
-#define LAUNCH(kernel, grid, block, shared, ...) LAUNCH_(false, kernel, grid, block, shared, __VA_ARGS__)
-#define LAUNCH_SYNC(kernel, grid, block, shared, ...) LAUNCH_(true, kernel, grid, block, shared, __VA_ARGS__)
+#define LAUNCH(kernel, grid, block, shared, ...)                                               \
+  LAUNCH_(false, kernel, grid, block, shared, __VA_ARGS__)
+#define LAUNCH_SYNC(kernel, grid, block, shared, ...)                                          \
+  LAUNCH_(true, kernel, grid, block, shared, __VA_ARGS__)
 
 #include <stdbool.h>
 #include <stdint.h>

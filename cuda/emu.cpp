@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,10 +33,13 @@ EMU_NO_TSAN dim3 emu_block_idx(void) { return t_block_idx; }
 EMU_NO_TSAN dim3 emu_block_dim(void) { return t_block_dim; }
 EMU_NO_TSAN dim3 emu_grid_dim(void) { return t_grid_dim; }
 
-[[noreturn]] static void emu_die(const char *fmt, const char *a, const char *b = "", long c = 0) {
+[[noreturn]] __attribute__((format(printf, 1, 2))) static void emu_die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   fprintf(stderr, "cuda emulator: ");
-  fprintf(stderr, fmt, a, b, c);
+  vfprintf(stderr, fmt, ap);
   fprintf(stderr, "\n");
+  va_end(ap);
   fflush(stderr);
   abort();
 }
@@ -54,7 +58,7 @@ static long g_launches;
 
 static void set_prot(int prot) {
   for (const Region &r : g_regions)
-    if (mprotect(r.p, r.len, prot) != 0) emu_die("mprotect failed on %s%s", "device memory");
+    if (mprotect(r.p, r.len, prot) != 0) emu_die("mprotect failed on device memory");
 }
 static void mem_open(void) {
   if (g_open_depth++ == 0) set_prot(PROT_READ | PROT_WRITE);
@@ -66,7 +70,8 @@ static bool is_device(const void *p, size_t bytes) {
   const char *c = (const char *)p;
   for (const Region &r : g_regions)
     if (c >= r.p && c < r.p + r.len) {
-      if (c + bytes > r.p + r.len) emu_die("a copy of %s bytes runs past a device allocation%s", "");
+      if (c + bytes > r.p + r.len)
+        emu_die("a copy of %zu bytes runs past a device allocation", bytes);
       return true;
     }
   return false;
@@ -108,7 +113,7 @@ cudaError_t cudaFree(void *p) {
       g_regions.pop_back();
       return cudaSuccess;
     }
-  emu_die("cudaFree of %s, which cudaMalloc did not return%s", "a pointer");
+  emu_die("cudaFree of %p, which cudaMalloc did not return", p);
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
@@ -131,7 +136,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
 
 cudaError_t cudaMemset(void *p, int v, size_t bytes) {
   std::lock_guard<std::mutex> lock(g_mem_mutex);
-  if (bytes && !is_device(p, bytes)) emu_die("cudaMemset of %s%s", "host memory");
+  if (bytes && !is_device(p, bytes)) emu_die("cudaMemset of host memory (%p)", p);
   mem_open();
   memset(p, v, bytes);
   mem_close();
@@ -150,7 +155,9 @@ const char *cudaGetErrorName(cudaError_t e) {
   return "cudaErrorUnknown";
 }
 const char *cudaGetErrorString(cudaError_t e) {
-  return e == cudaSuccess ? "no error" : e == cudaErrorNoDevice ? "no CUDA-capable device is detected" : "error";
+  return e == cudaSuccess         ? "no error"
+         : e == cudaErrorNoDevice ? "no CUDA-capable device is detected"
+                                  : "error";
 }
 
 EmuCopyStats emu_copy_stats(void) { return g_copies; }
@@ -218,7 +225,7 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
   /* the operands must be device memory, as on the GPU */
   if ((m && n && !is_device(C, sizeof(float))) || (m && k && !is_device(A, sizeof(float))) ||
       (k && n && !is_device(B, sizeof(float))))
-    emu_die("cublasSgemm%s: an operand is %s", "", "host memory");
+    emu_die("cublasSgemm: an operand is host memory");
   g_launches++;
   mem_open();
   cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
@@ -255,18 +262,18 @@ static thread_local size_t t_shared_used;
 static thread_local bool t_in_launch;
 
 EMU_NO_TSAN static void need_sync(const char *what) {
-  if (!t_in_launch) emu_die("%s called outside a kernel%s", what);
+  if (!t_in_launch) emu_die("%s called outside a kernel", what);
   if (!g_launch.sync)
     emu_die("kernel %s calls %s but was launched with LAUNCH; launch it with LAUNCH_SYNC",
             g_launch.kernel, what);
 }
 
 EMU_NO_TSAN void *emu_shared(size_t bytes, size_t align) {
-  if (!t_in_launch) emu_die("shared memory used outside a kernel%s%s", "");
+  if (!t_in_launch) emu_die("shared memory used outside a kernel");
   size_t off = (t_shared_used + align - 1) / align * align;
   if (off + bytes > SHARED_STATIC_MAX)
-    emu_die("kernel %s declares more than 48 KB of static shared memory (%s%ld bytes)",
-            g_launch.kernel, "", (long)(off + bytes));
+    emu_die("kernel %s declares more than 48 KB of static shared memory (%zu bytes)",
+            g_launch.kernel, off + bytes);
   t_shared_used = off + bytes;
   return g_launch.shared + off;
 }
@@ -287,10 +294,12 @@ EMU_NO_TSAN static int warp_lanes(int warp) {
   return rest < 32 ? rest : 32;
 }
 
-template <typename T> EMU_NO_TSAN static T shuffle(const char *name, T v, int src_of_lane(int lane, int arg, int width), int arg, int width) {
+template <typename T>
+EMU_NO_TSAN static T shuffle(const char *name, T v, int src_of_lane(int lane, int arg, int width),
+                             int arg, int width) {
   need_sync(name);
   if (width < 1 || width > 32 || (width & (width - 1)))
-    emu_die("%s: width must be a power of two up to 32%s", name);
+    emu_die("%s: width must be a power of two up to 32", name);
   int warp = t_tid / 32, lane = t_tid % 32, lanes = warp_lanes(warp);
   Launch::Slot *s = g_launch.slots + warp * 32;
   if constexpr (sizeof(T) == sizeof(float)) s[lane].f = v;
@@ -312,7 +321,9 @@ EMU_NO_TSAN static int src_xor(int lane, int mask, int width) {
   int s = lane ^ mask;
   return s / width == lane / width ? s : -1;
 }
-EMU_NO_TSAN static int src_idx(int lane, int src, int width) { return (lane / width) * width + src % width; }
+EMU_NO_TSAN static int src_idx(int lane, int src, int width) {
+  return (lane / width) * width + src % width;
+}
 
 EMU_NO_TSAN float __shfl_down_sync(unsigned, float v, unsigned d, int w) {
   return shuffle<float>("__shfl_down_sync", v, src_down, (int)d, w);
@@ -399,9 +410,59 @@ static char g_launch_start, g_launch_end;
 static char g_block_sync[2], g_warp_sync[MAX_THREADS / 32][2];
 static unsigned long g_block_gen, g_warp_gen[MAX_THREADS / 32];
 
+/* The switch itself. On x86-64 a few instructions that save the callee-saved registers and swap
+ * stacks (glibc's swapcontext also saves the signal mask: a system call per switch, ~85% of an
+ * emulated lab's time); elsewhere ucontext. */
+#if defined(__x86_64__)
+struct FiberContext {
+  void *sp;
+};
+/* al_emu_switch(save, to): push rbp, rbx, r12-r15, store rsp in *save, load `to`, pop, return */
+extern "C" void al_emu_switch(void **save, void *to);
+asm(".text\n"
+    ".globl al_emu_switch\n"
+    ".hidden al_emu_switch\n"
+    ".type al_emu_switch, @function\n"
+    "al_emu_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size al_emu_switch, .-al_emu_switch\n");
+EMU_NO_TSAN static void fiber_switch(FiberContext *from, FiberContext *to) {
+  al_emu_switch(&from->sp, to->sp);
+}
+/* A stack that al_emu_switch "returns" into entry with: six zero registers, entry's address,
+ * and a zero return address for entry's own frame (the ABI's alignment at a call: rsp % 16 == 8) */
+EMU_NO_TSAN static void fiber_prepare(FiberContext *c, char *stack, size_t size,
+                                     void (*entry)(void)) {
+  void **sp = (void **)(((uintptr_t)stack + size) & ~(uintptr_t)15);
+  *--sp = NULL;
+  *--sp = (void *)entry;
+  for (int i = 0; i < 6; i++) *--sp = NULL;
+  c->sp = sp;
+}
+#else
+struct FiberContext {
+  ucontext_t uc;
+};
+EMU_NO_TSAN static void fiber_switch(FiberContext *from, FiberContext *to) {
+  swapcontext(&from->uc, &to->uc);
+}
+EMU_NO_TSAN static void fiber_prepare(FiberContext *c, char *stack, size_t size,
+                                     void (*entry)(void)) {
+  getcontext(&c->uc); /* returns once here: makecontext below replaces where it resumes */
+  c->uc.uc_stack.ss_sp = stack;
+  c->uc.uc_stack.ss_size = size;
+  c->uc.uc_link = NULL;
+  makecontext(&c->uc, entry, 0);
+}
+#endif
+
 enum FiberState { RUNNABLE, AT_BLOCK_BARRIER, AT_WARP_BARRIER, FINISHED };
 struct Fiber {
-  ucontext_t ctx;
+  FiberContext ctx;
   char *stack;
   FiberState state;
   size_t shared_used; /* its static shared-memory cursor */
@@ -412,7 +473,7 @@ struct Fiber {
 enum { FIBER_STACK = 256 * 1024 }; /* kernels are shallow; ASan's frames are larger */
 static Fiber g_fibers[MAX_THREADS];
 static int g_nfibers_alloc;
-static ucontext_t g_sched_ctx;
+static FiberContext g_sched_ctx;
 static int g_current = -1;
 #ifdef EMU_TSAN
 static void *g_sched_tsan;
@@ -435,7 +496,7 @@ EMU_NO_TSAN static void fiber_yield(FiberState why) {
   __sanitizer_start_switch_fiber(why == FINISHED ? NULL : &f->fake_stack, g_sched_stack,
                                  g_sched_stack_size);
 #endif
-  swapcontext(&f->ctx, &g_sched_ctx);
+  fiber_switch(&f->ctx, &g_sched_ctx);
 #ifdef EMU_ASAN
   __sanitizer_finish_switch_fiber(f->fake_stack, &g_sched_stack, &g_sched_stack_size);
 #endif
@@ -477,21 +538,16 @@ EMU_NO_TSAN static void resume(int i) {
 #ifdef EMU_ASAN
   __sanitizer_start_switch_fiber(&g_sched_fake, f->stack, FIBER_STACK);
 #endif
-  swapcontext(&g_sched_ctx, &f->ctx);
+  fiber_switch(&g_sched_ctx, &f->ctx);
 #ifdef EMU_ASAN
   __sanitizer_finish_switch_fiber(g_sched_fake, NULL, NULL);
 #endif
   g_current = -1;
 }
 
-/* A fresh start of the kernel body on f's stack (its own function: getcontext returns twice,
- * which would clobber a caller's loop variables). */
+/* A fresh start of the kernel body on f's stack. */
 EMU_NO_TSAN static void fiber_start(Fiber *f) {
-  getcontext(&f->ctx);
-  f->ctx.uc_stack.ss_sp = f->stack;
-  f->ctx.uc_stack.ss_size = FIBER_STACK;
-  f->ctx.uc_link = NULL;
-  makecontext(&f->ctx, fiber_main, 0);
+  fiber_prepare(&f->ctx, f->stack, FIBER_STACK, fiber_main);
   f->state = RUNNABLE;
   f->shared_used = 0;
   f->wait_sync = &g_launch_start;
@@ -546,7 +602,7 @@ static void run_sync_grid(void) {
 #endif
     void *p = mmap(NULL, FIBER_STACK, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) emu_die("no memory for %s%s", "a fiber stack");
+    if (p == MAP_FAILED) emu_die("no memory for a fiber stack");
     g_fibers[g_nfibers_alloc].stack = (char *)p;
   }
   t_in_launch = true;

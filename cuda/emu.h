@@ -1,5 +1,5 @@
-/* emu.h — a small CUDA emulator: the kernels of cuda/ (the .cu files) compiled as host C++ (g++ -DAL_CUDA_EMU)
- * run their launches on the CPU, so every kernel is checked in CI, where there is no GPU.
+/* emu.h — a small CUDA emulator: the kernels of cuda/ (the .cu files) compiled as host C++
+ * (g++ -DAL_CUDA_EMU) run their launches on the CPU, so every kernel is checked in CI, where there is no GPU.
  *
  * What it models, and why each part is there:
  *  - A launch runs its grid one block after another. A kernel launched with LAUNCH (no barriers)

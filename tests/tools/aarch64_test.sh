@@ -16,8 +16,10 @@ set -u
 cd "$(dirname "$0")/../.."
 B=build/aarch64
 cc=aarch64-linux-gnu-gcc
+cxx=aarch64-linux-gnu-g++ # the unit tests link the CUDA emulator (C++)
 missing=()
 command -v $cc >/dev/null 2>&1 || missing+=("gcc-aarch64-linux-gnu")
+command -v $cxx >/dev/null 2>&1 || missing+=("g++-aarch64-linux-gnu")
 command -v qemu-aarch64 >/dev/null 2>&1 || missing+=("qemu-user")
 if command -v $cc >/dev/null 2>&1 && ! echo '#include <zlib.h>' | $cc -E -x c - >/dev/null 2>&1; then
   missing+=("zlib1g-dev:arm64 (after dpkg --add-architecture arm64)")
