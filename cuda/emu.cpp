@@ -21,6 +21,8 @@
 #if defined(__SANITIZE_THREAD__)
 #include <sanitizer/tsan_interface.h>
 #define EMU_TSAN 1
+extern "C" void __tsan_ignore_thread_begin(void); /* in libtsan, not in its header */
+extern "C" void __tsan_ignore_thread_end(void);
 #endif
 
 /* What ThreadSanitizer should not see: the emulator's own bookkeeping, which the scheduler and
@@ -247,14 +249,25 @@ struct Launch {
   int nthreads;
   bool sync;
   const std::function<void()> *body;
-  alignas(16) unsigned char shared[SHARED_STATIC_MAX];
-  std::vector<unsigned char> dynamic_shared;
+  size_t dynamic_shared;
   union Slot {
     float f;
     double d;
   } slots[MAX_THREADS];
 };
 static Launch g_launch;
+
+/* The current block's shared memory and its barriers' synchronisation objects (ThreadSanitizer:
+ * a barrier's generations alternate between two objects, so a thread leaving generation g
+ * acquires only what arrived at g, not what already arrived at g + 1). */
+struct BlockMem {
+  alignas(16) unsigned char shared[SHARED_STATIC_MAX];
+  unsigned char *dynamic;
+  char block_sync[2], warp_sync[MAX_THREADS / 32][2];
+};
+static BlockMem *g_block;
+static std::vector<unsigned char> g_dynamic;
+static unsigned long g_block_gen, g_warp_gen[MAX_THREADS / 32];
 
 /* per thread: its linear index in the block and its static shared-memory cursor */
 static thread_local int t_tid = -1;
@@ -275,10 +288,10 @@ EMU_NO_TSAN void *emu_shared(size_t bytes, size_t align) {
     emu_die("kernel %s declares more than 48 KB of static shared memory (%zu bytes)",
             g_launch.kernel, off + bytes);
   t_shared_used = off + bytes;
-  return g_launch.shared + off;
+  return g_block->shared + off;
 }
 
-EMU_NO_TSAN void *emu_dynamic_shared(void) { return g_launch.dynamic_shared.data(); }
+EMU_NO_TSAN void *emu_dynamic_shared(void) { return g_block->dynamic; }
 
 EMU_NO_TSAN static void block_wait(void);
 EMU_NO_TSAN static void warp_wait(int warp);
@@ -381,10 +394,36 @@ EMU_NO_TSAN static long grid_blocks(void) {
 }
 
 /* Poison a block's shared memory: a read of a value no thread wrote is a NaN. */
-static void poison_shared(void) {
-  memset(g_launch.shared, 0xff, sizeof g_launch.shared);
-  if (!g_launch.dynamic_shared.empty())
-    memset(g_launch.dynamic_shared.data(), 0xff, g_launch.dynamic_shared.size());
+/* Begin a block: its shared memory, poisoned (a read of a value no thread wrote is a NaN). */
+EMU_NO_TSAN static void block_begin(void) {
+#ifdef EMU_TSAN
+  /* Each block has memory of its own (as on the GPU, where blocks never see each other's shared
+   * memory): freshly allocated, so ThreadSanitizer forgets the previous block's accesses, and
+   * its barriers' synchronisation objects with it, so nothing orders two blocks. */
+  g_block = (BlockMem *)malloc(sizeof(BlockMem) + g_launch.dynamic_shared);
+  if (!g_block) emu_die("no memory for a block's shared memory");
+  g_block->dynamic = (unsigned char *)(g_block + 1);
+#else
+  static BlockMem one; /* blocks run one after another */
+  g_block = &one;
+  g_dynamic.resize(g_launch.dynamic_shared);
+  g_block->dynamic = g_dynamic.data();
+#endif
+  memset(g_block->shared, 0xff, sizeof g_block->shared);
+  memset(g_block->dynamic, 0xff, g_launch.dynamic_shared);
+  g_block_gen = 0;
+  for (int w = 0; w < MAX_THREADS / 32; w++) g_warp_gen[w] = 0;
+}
+
+EMU_NO_TSAN static void block_end(void) {
+#ifdef EMU_TSAN
+  /* the block's fibers are not ordered before the scheduler (that would order the blocks):
+   * the free is not an access */
+  __tsan_ignore_thread_begin();
+  free(g_block);
+  __tsan_ignore_thread_end();
+#endif
+  g_block = NULL;
 }
 
 /* ---------- LAUNCH_SYNC: a block's threads are fibers (user-level threads with their own stacks)
@@ -404,11 +443,8 @@ static void tsan_acquire(void *a) { __tsan_acquire(a); }
 static void tsan_release(void *) {}
 static void tsan_acquire(void *) {}
 #endif
-/* synchronisation objects: launch boundaries, and each barrier's generations by parity (a
- * fiber leaving generation g acquires only what arrived at g, not what already arrived at g+1) */
+/* synchronisation objects of the launch boundaries */
 static char g_launch_start, g_launch_end;
-static char g_block_sync[2], g_warp_sync[MAX_THREADS / 32][2];
-static unsigned long g_block_gen, g_warp_gen[MAX_THREADS / 32];
 
 /* The switch itself. On x86-64 a few instructions that save the callee-saved registers and swap
  * stacks (glibc's swapcontext also saves the signal mask: a system call per switch, ~85% of an
@@ -514,13 +550,13 @@ EMU_NO_TSAN static void fiber_main(void) {
 }
 
 EMU_NO_TSAN static void block_wait(void) {
-  void *sync = &g_block_sync[g_block_gen & 1];
+  void *sync = &g_block->block_sync[g_block_gen & 1];
   tsan_release(sync);
   g_fibers[g_current].wait_sync = sync;
   fiber_yield(AT_BLOCK_BARRIER);
 }
 EMU_NO_TSAN static void warp_wait(int warp) {
-  void *sync = &g_warp_sync[warp][g_warp_gen[warp] & 1];
+  void *sync = &g_block->warp_sync[warp][g_warp_gen[warp] & 1];
   tsan_release(sync);
   g_fibers[g_current].wait_sync = sync;
   fiber_yield(AT_WARP_BARRIER);
@@ -606,13 +642,17 @@ static void run_sync_grid(void) {
     g_fibers[g_nfibers_alloc].stack = (char *)p;
   }
   t_in_launch = true;
+  /* Earlier launches happen before every thread of this one, and all of it before whatever
+   * follows; nothing orders two blocks of one launch (or two threads between barriers), so
+   * under ThreadSanitizer a write that another block or thread also touches is a race. */
   for (long blk = 0; blk < grid_blocks(); blk++) {
-    poison_shared();
+    block_begin();
     set_block(blk);
-    tsan_release(&g_launch_start); /* the poison and earlier launches happen before the block */
+    tsan_release(&g_launch_start); /* earlier launches and the poison come first */
     run_block_fibers(n);
-    tsan_acquire(&g_launch_end); /* ... and the block before what follows */
+    block_end();
   }
+  tsan_acquire(&g_launch_end);
   t_in_launch = false;
 }
 
@@ -639,18 +679,25 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
   g_launch.nthreads = (int)nthreads;
   g_launch.sync = sync;
   g_launch.body = &body;
-  g_launch.dynamic_shared.assign(dynamic_shared, 0);
+  g_launch.dynamic_shared = dynamic_shared;
   mem_open();
-  if (!sync) {
+#ifdef EMU_TSAN
+  /* every launch as fibers: threads without barriers can race on global memory too */
+  const bool fibers = true;
+#else
+  const bool fibers = sync; /* a barrier-free block's threads simply run in turn */
+#endif
+  if (!fibers) {
     t_in_launch = true;
     for (long blk = 0; blk < grid_blocks(); blk++) {
-      poison_shared();
+      block_begin();
       set_block(blk);
       for (int t = 0; t < nthreads; t++) {
         set_thread(t);
         t_shared_used = 0;
         body();
       }
+      block_end();
     }
     t_in_launch = false;
   } else {

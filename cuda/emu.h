@@ -6,12 +6,14 @@
  *    runs its threads one after another; one launched with LAUNCH_SYNC runs the threads of a
  *    block as fibers (user-level threads, each with its own stack) switched at every
  *    __syncthreads() and warp shuffle, which wait for the whole block or the 32 lanes of a warp.
- *    A missing barrier is caught twice: the threads run in order up to their next barrier, so
- *    one that reads shared memory a later thread writes reads the NaN poison every block's
- *    shared memory starts with; and under ThreadSanitizer (make test runs the checks that way
- *    too) the fibers are ordered only by barriers, shuffles and launch boundaries, so the
- *    access is reported as a data race. A barrier or shuffle inside a LAUNCH kernel, or a
- *    barrier that some threads of a block never reach, is an error naming the kernel.
+ *    A barrier or shuffle inside a LAUNCH kernel, or a barrier that some threads of a block never
+ *    reach, is an error naming the kernel.
+ *  - Races. Threads run in order up to their next barrier, so one that reads shared memory a
+ *    later thread writes reads the NaN poison every block's shared memory starts with. Under
+ *    ThreadSanitizer (make test runs the checks that way too) every launch runs as fibers, each
+ *    a TSan fiber ordered only by barriers, shuffles and launch boundaries — the GPU's own
+ *    guarantees — with fresh shared memory per block: a missing __syncthreads, or two threads or
+ *    blocks writing one element without an atomic, is reported as a data race.
  *  - Limits of the hardware: at most 1024 threads a block, 48 KB of static shared memory a block.
  *  - Device memory (cudaMalloc) is mapped PROT_NONE except while a launch or a copy function
  *    runs: host code that dereferences a device pointer crashes instead of passing.
