@@ -2,8 +2,9 @@
 # cuda: every CUDA kernel against its CPU op (tests/cuda/cuda_check.c), four ways:
 #   emu     the kernels of cuda/ built as host C++ against the emulator (cuda/emu.h)
 #   asan    the same under AddressSanitizer + UndefinedBehaviorSanitizer
-#   tsan    the families whose kernels use barriers or warp shuffles (--sync) under
-#           ThreadSanitizer: a block's fibers are ordered only by barriers and shuffles
+#   tsan    the same under ThreadSanitizer: every launch runs as fibers ordered only by
+#           barriers, shuffles and launch boundaries, so a missing __syncthreads or two
+#           threads or blocks writing one element without an atomic is a reported race
 #   gpu     the nvcc build on a real GPU; "skip" where there is no device or no nvcc
 # (Every lab with --device cuda on the emulated device: tests/suites/cuda_labs.sh.)
 # Each program's own "ok/FAIL/skip" lines count here, one check each, so the CUDA test count
@@ -61,7 +62,7 @@ run_check asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=pr
 # ("unexpected memory mapping"): then once more without address randomisation, else skip.
 tsan_cant() { grep -qE 'ThreadSanitizer: (unexpected memory mapping|failed to allocate|CHECK failed)|FATAL: ThreadSanitizer' "$1"; }
 export TSAN_OPTIONS=halt_on_error=1
-tsan=(build/tsan/cuda_check_emu --sync)
+tsan=(build/tsan/cuda_check_emu)
 "${tsan[@]}" >"$tmp/tsan.log" 2>&1
 rc=$?
 if tsan_cant "$tmp/tsan.log" && command -v setarch >/dev/null; then
