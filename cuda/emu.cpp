@@ -410,7 +410,7 @@ EMU_NO_TSAN static void block_begin(void) {
   g_block->dynamic = g_dynamic.data();
 #endif
   memset(g_block->shared, 0xff, sizeof g_block->shared);
-  memset(g_block->dynamic, 0xff, g_launch.dynamic_shared);
+  if (g_launch.dynamic_shared) memset(g_block->dynamic, 0xff, g_launch.dynamic_shared);
   g_block_gen = 0;
   for (int w = 0; w < MAX_THREADS / 32; w++) g_warp_gen[w] = 0;
 }

@@ -3,11 +3,10 @@
  * op timed on both devices.
  *
  *   build/solutions/cuda_check_emu   the kernels in the emulator (cuda/emu.h): make test runs it,
- *                                    also under ASan+UBSan and (--sync) under ThreadSanitizer
+ *                                    also under ASan+UBSan and under ThreadSanitizer
  *   build/solutions/cuda_check       the nvcc build: on a GPU; where there is none it says
  *                                    "skip: no CUDA device (...)" and counts it as skipped
- * Options: --family NAME (repeatable), --time, --sync (only the families whose kernels use
- * barriers or shuffles: the ThreadSanitizer run). Ends with "N passed, N failed, N skipped". */
+ * Options: --family NAME (repeatable), --time. Ends with "N passed, N failed, N skipped". */
 #include "cuda_check.h"
 
 #include <math.h>
@@ -150,30 +149,25 @@ static double time_on(const CcCase *c, Device d) {
 typedef struct {
   const char *name;
   const CcCase *cases;
-  bool sync; /* its kernels use barriers or warp shuffles */
 } Family;
 static const Family families[] = {
-    {"elementwise", cases_elementwise, true}, {"matmul", cases_matmul, true},
-    {"reduce", cases_reduce, true},           {"softmax", cases_softmax, true},
-    {"nn", cases_nn, true},                   {"shape", cases_shape, false},
-    {"optim", cases_optim, true},             {"fused", cases_fused, true},
-    {"rnn", cases_rnn, true},
+    {"elementwise", cases_elementwise}, {"matmul", cases_matmul}, {"reduce", cases_reduce},
+    {"softmax", cases_softmax},         {"nn", cases_nn},         {"shape", cases_shape},
+    {"optim", cases_optim},             {"fused", cases_fused},   {"rnn", cases_rnn},
 };
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
 
 int main(int argc, char **argv) {
   const char *only[N_FAMILIES];
   int n_only = 0;
-  bool timing = false, sync_only = false;
+  bool timing = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--family") == 0 && i + 1 < argc && n_only < N_FAMILIES)
       only[n_only++] = argv[++i];
     else if (strcmp(argv[i], "--time") == 0)
       timing = true;
-    else if (strcmp(argv[i], "--sync") == 0)
-      sync_only = true;
     else {
-      fprintf(stderr, "usage: %s [--family NAME]... [--time] [--sync]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--family NAME]... [--time]\n", argv[0]);
       return 2;
     }
   }
@@ -189,7 +183,7 @@ int main(int argc, char **argv) {
     const Family *fam = &families[f];
     bool want = n_only == 0;
     for (int i = 0; i < n_only; i++) want |= strcmp(only[i], fam->name) == 0;
-    if (!want || (sync_only && !fam->sync)) continue;
+    if (!want) continue;
     if (!fam->cases[0].name) {
       printf("skip %s: no cases yet\n", fam->name);
       skipped++;
