@@ -156,6 +156,9 @@ typedef struct Backend {
   void (*repeat_interleave_grad)(float *dx, const float *g, long outer, int n, int reps,
                                  long inner);
   void (*patchify)(float *img, float *patches, const int *shape, int p, bool backward);
+  /* out[i] = min((int)x[i], max): an index tensor (labels, ids, valid lengths), already checked
+   * by its front on the host, as the int array its kernels take, converted on the device */
+  void (*index_ints)(const float *x, int *out, long n, int max);
 
   /* optimizers (cpu/cpu_optim.c), each over one parameter block */
   void (*sgd)(float *w, const float *g, float lr, long n);

@@ -232,10 +232,27 @@ void *dev_upload(Device d, const void *host, size_t bytes) {
   return p;
 }
 
+/* AL_CHECK_HOST_COPIES=1 (the CUDA suites set it): host_read copies back anyway and dies if a
+ * tensor's host copy no longer matches its data (something wrote the data in place). */
+static int g_check_host_copies = -1;
+static bool check_host_copies(void) {
+  if (g_check_host_copies < 0) {
+    const char *e = getenv("AL_CHECK_HOST_COPIES");
+    g_check_host_copies = e && strcmp(e, "1") == 0;
+  }
+  return g_check_host_copies;
+}
+void tensor_check_host_copies(bool on) { g_check_host_copies = on; }
+
 const float *host_read(const Tensor *t) {
   if (t->device == DEV_CPU) return t->data;
+  if (t->host && !check_host_copies()) return t->host; /* it came from the host: no copy back */
   float *h = arena_alloc(sizeof(float) * (size_t)(t->size ? t->size : 1));
   tensor_to_host(t, h);
+  if (t->host && memcmp(h, t->host, sizeof(float) * (size_t)t->size) != 0)
+    tensor_error(t->name, "the host copy of this %s tensor no longer matches its data: something "
+                 "wrote the data in place after it was sent (tensor.h: Tensor.host)",
+                 device_name(t->device));
   return h;
 }
 
@@ -278,11 +295,23 @@ Tensor *tensor_new(int ndim, const int *shape) {
   return tensor_new_on(g_default_device, ndim, shape);
 }
 
+/* Keep a host copy of what was sent to t (not for parameters: the optimizer changes their data) */
+static void keep_host_copy(Tensor *t, const float *src, size_t bytes) {
+  t->host = NULL;
+  if (t->is_param) return;
+  float *h = arena_alloc(bytes ? bytes : 1);
+  memcpy(h, src, bytes);
+  t->host = h;
+}
+
 void tensor_copy_from_host(Tensor *t, const float *src) {
-  if (t->device == DEV_CPU)
-    memcpy(t->data, src, sizeof(float) * (size_t)t->size);
-  else
-    backend_of(t->device)->from_host(t->data, src, sizeof(float) * (size_t)t->size);
+  size_t bytes = sizeof(float) * (size_t)t->size;
+  if (t->device == DEV_CPU) {
+    memcpy(t->data, src, bytes);
+  } else {
+    backend_of(t->device)->from_host(t->data, src, bytes);
+    keep_host_copy(t, src, bytes);
+  }
 }
 
 /* Host memory to fill t's data in: t->data on the CPU, else scratch that stage_done uploads. */
@@ -354,6 +383,7 @@ Tensor *tensor_to(Tensor *x, Device d) {
   size_t bytes = sizeof(float) * (size_t)x->size;
   if (x->device == DEV_CPU) {
     backend_of(d)->from_host(t->data, x->data, bytes);
+    keep_host_copy(t, x->data, bytes);
   } else if (d == DEV_CPU) {
     backend_of(x->device)->to_host(t->data, x->data, bytes);
   } else { /* between two devices: through the host */
@@ -553,14 +583,16 @@ float *tensor_grad_fresh(Tensor *t, bool *fresh) {
 
 void ag_backward_with(Tensor *out, const float *seed) {
   float *g = tensor_grad(out);
-  /* add the seed (host memory) into the gradient (device memory): upload, then one kernel */
-  float *h = NULL;
-  if (!seed) {
-    h = arena_alloc(sizeof(float) * (size_t)(out->size ? out->size : 1));
-    for (long i = 0; i < out->size; i++) h[i] = 1.0f;
+  /* add the seed into the gradient (device memory): a given seed (host memory) is uploaded; the
+   * default, all ones, is made on the device (no copy) */
+  const float *s;
+  if (seed) {
+    s = dev_upload(out->device, seed, sizeof(float) * (size_t)(out->size ? out->size : 1));
+  } else {
+    float *ones = dev_alloc(out->device, sizeof(float) * (size_t)(out->size ? out->size : 1));
+    KERNEL(out->device, fill, ones, 1.0f, out->size);
+    s = ones;
   }
-  const float *s = dev_upload(out->device, seed ? seed : h,
-                              sizeof(float) * (size_t)(out->size ? out->size : 1));
   KERNEL(out->device, acc, g, s, out->size);
   /* Walk the tape newest-first; a node no gradient reached has nothing to push. */
   for (size_t i = g_tape_len; i-- > 0;) {

@@ -52,6 +52,11 @@ struct Tensor {
   int iarg[6];         /* small integer arguments saved for backward */
   float farg[2];       /* small float arguments saved for backward */
   void *aux;           /* op-specific saved buffer (arena memory) */
+  /* Off the CPU: a host copy of data, kept when the data came from the host (tensor_to from
+   * the CPU, tensor_copy_from_host) so that host_read (index checks, masks built from a batch)
+   * need not copy it back. NULL otherwise, and for parameters, whose data the optimizer
+   * changes in place. */
+  const float *host;
 };
 
 /* ---------- errors ---------- */
@@ -119,6 +124,9 @@ void tensor_print(const Tensor *t, const char *name);
 void tensor_fprint(FILE *f, const Tensor *t, const char *name, int decimals);
 /* Fetch a host copy of the data into dst (size floats), from any device. */
 void tensor_to_host(const Tensor *t, float *dst);
+/* Tests: host_read copies back even where a host copy is kept (Tensor.host) and dies if the two
+ * differ (also AL_CHECK_HOST_COPIES=1 in the environment). */
+void tensor_check_host_copies(bool on);
 
 /* ---------- autograd ---------- */
 /* Whether ops record to the tape (default true). Use false for inference. */

@@ -163,7 +163,22 @@ static void cuda_patchify(float *img, float *patches, const int *shape, int p, b
            backward);
 }
 
+/* ---------- index tensors as ints ---------- */
+
+/* out[i] = min((int)x[i], max): labels, ids and valid lengths (checked by the front) as the int
+ * arrays the kernels take, converted here so that no int array is sent from the host. */
+static __global__ void index_ints_kernel(const float *x, int *out, long n, int max) {
+  for (long i = first_index(); i < n; i += grid_stride()) {
+    float v = x[i];
+    out[i] = v > (float)max ? max : (int)v;
+  }
+}
+static void cuda_index_ints(const float *x, int *out, long n, int max) {
+  if (n > 0) LAUNCH(index_ints_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, x, out, n, max);
+}
+
 void cuda_register_shape(Backend *be) {
+  be->index_ints = cuda_index_ints;
   be->permute = cuda_permute;
   be->copy_rows = cuda_copy_rows;
   be->repeat_interleave = cuda_repeat_interleave;

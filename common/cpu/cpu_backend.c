@@ -62,6 +62,7 @@ const Backend cpu_backend = {
     .repeat_interleave = cpu_repeat_interleave,
     .repeat_interleave_grad = cpu_repeat_interleave_grad,
     .patchify = cpu_patchify,
+    .index_ints = cpu_index_ints,
     .sgd = cpu_sgd,
     .adam = cpu_adam,
     .sum_squares = cpu_sum_squares,

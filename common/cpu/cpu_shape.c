@@ -112,3 +112,7 @@ void cpu_copy_rows(float *dst, long dstride, const float *src, long sstride, lon
       memcpy(dst + o * dstride, src + o * sstride, sizeof(float) * (size_t)n);
   }
 }
+
+void cpu_index_ints(const float *x, int *out, long n, int max) {
+  for (long i = 0; i < n; i++) out[i] = x[i] > (float)max ? max : (int)x[i];
+}

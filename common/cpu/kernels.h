@@ -65,6 +65,7 @@ void cpu_repeat_interleave(const float *x, float *out, long outer, int n, int re
 void cpu_repeat_interleave_grad(float *dx, const float *g, long outer, int n, int reps,
                                 long inner);
 void cpu_patchify(float *img, float *patches, const int *shape, int p, bool backward);
+void cpu_index_ints(const float *x, int *out, long n, int max);
 /* cpu_optim.c */
 void cpu_sgd(float *w, const float *g, float lr, long n);
 void cpu_adam(float *w, const float *g, float *m, float *v, long n, float b1, float b2,

@@ -25,4 +25,12 @@ static inline long num_rows(const Tensor *t) { return shape_numel(t->ndim - 1, t
  * explicit copy off the CPU) so that the front can check them before any kernel runs. */
 static inline const float *index_values(const Tensor *t) { return host_read(t); }
 
+/* Index tensor t (its values checked by the caller on index_values(t)) as n ints on t's device,
+ * each capped at max: converted there, so no host array travels to the device per op. */
+static inline int *index_ints(const Tensor *t, long n, int max) {
+  int *out = dev_alloc(t->device, sizeof(int) * (size_t)(n ? n : 1));
+  if (n > 0) KERNEL(t->device, index_ints, t->data, out, n, max);
+  return out;
+}
+
 #endif

@@ -84,15 +84,12 @@ static Lens resolve_lens(const char *op, const Tensor *X, const Tensor *valid_le
   int keys = last_dim(X);
   long nl = valid_lens->size;
   const float *vl = index_values(valid_lens);
-  int *len = arena_alloc(sizeof(int) * (size_t)(nl ? nl : 1));
   for (long i = 0; i < nl; i++) {
     float v = vl[i];
     if (!(v >= 0) || v != floorf(v))
       tensor_error(op, "valid_lens[%ld] = %g: a valid length is a whole number >= 0", i, (double)v);
-    len[i] = v > (float)keys ? keys : (int)v;
   }
-  Lens L = {dev_upload(X->device, len, sizeof(int) * (size_t)(nl ? nl : 1)),
-            nl ? num_rows(X) / nl : 1};
+  Lens L = {index_ints(valid_lens, nl, keys), nl ? num_rows(X) / nl : 1}; /* capped at keys */
   return L;
 }
 
@@ -180,15 +177,13 @@ Tensor *t_cross_entropy(Tensor *logits, Tensor *labels, Tensor *weights) {
   size_t nr = (size_t)(rows ? rows : 1);
 
   const float *lab = index_values(labels);
-  int *label = arena_alloc(sizeof(int) * nr);
   for (long r = 0; r < rows; r++) {
     float v = lab[r];
     if (!(v >= 0 && v < (float)V && v == floorf(v)))
       tensor_error(op, "labels[%ld] = %g is not a class index in [0, %d) (the logits' last dim)",
                    r, (double)v, V);
-    label[r] = (int)v;
   }
-  CeSaved s = {dev_upload(dev, label, sizeof(int) * nr), weights ? weights->data : NULL,
+  CeSaved s = {index_ints(labels, rows, V), weights ? weights->data : NULL,
                dev_alloc(dev, sizeof(float) * nr),
                dev_alloc(dev, sizeof(float) * (size_t)(logits->size ? logits->size : 1))};
 
