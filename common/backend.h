@@ -10,8 +10,9 @@
  * Backend table:   KERNEL(x->device, softmax, x->data, out->data, rows, keys, NULL, 1);
  * Every pointer a kernel gets is memory of that device (or a small host-side plan struct,
  * which a GPU launcher passes by value); sizes are plain integers. Index tensors (labels,
- * valid lengths, token ids) are the one thing a front reads, through an explicit host copy, to
- * check them before any kernel runs. A kernel never touches the tape and never calls
+ * valid lengths, token ids) are the one thing a front reads, on the host (host_read: the host
+ * copy a tensor sent from the host keeps, else an explicit copy back), to check them before any
+ * kernel runs; the kernels get them as ints converted on the device (index_ints). A kernel never touches the tape and never calls
  * tensor_error: every check happens in the front. (CPU kernels may take host scratch from the
  * activation arena; a device kernel takes its scratch from the front, via dev_alloc.)
  *

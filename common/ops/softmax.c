@@ -6,8 +6,9 @@
  * the uniform row d2l's -1e6 trick would give.
  *
  * Index inputs (valid lengths, labels) are checked here, on the host, before any kernel runs:
- * a front reads them through an explicit host copy (index_values) and hands the kernel whole
- * numbers already converted to int, in the device's memory.
+ * a front reads them on the host (index_values: the host copy a tensor sent from the host keeps,
+ * else an explicit copy back) and hands the kernel whole numbers converted to int on the device
+ * (index_ints).
  */
 #include <math.h>
 #include <string.h>
