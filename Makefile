@@ -151,14 +151,14 @@ $(OBJ)/%.o: %.c $(FLAGS_STAMP)
 # that uses local memory fails the build unless its file says why (cuda/nvcc_check.sh).
 # sm_90 (Hopper) plus PTX for compute_80, so newer GPUs and Ampere run it too.
 NVCC_FLAGS := -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h cuda/nvcc_check.sh
+$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh
 	@mkdir -p $(@D)
 	bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)
 $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 # the same kernels as host C++ against the emulator (tests only)
-$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
+$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -x c++ -c $< -o $@
 $(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
@@ -235,7 +235,7 @@ $(ASAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
 ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC)))
-$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
+$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
 $(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
@@ -257,7 +257,7 @@ TSAN_SRC := $(COMMON_SRC) $(wildcard solutions/lab*/*.c) $(CHAP_SRC) $(CHECK_SRC
 $(TSAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
-$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/backend.h common/tensor.h
+$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -x c++ -c $< -o $@
 $(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h

@@ -354,26 +354,19 @@ EMU_NO_TSAN double __shfl_xor_sync(unsigned, double v, int m, int w) {
   return shuffle<double>("__shfl_xor_sync", v, src_xor, m, w);
 }
 
-float atomicAdd(float *p, float v) {
-  uint32_t *u = (uint32_t *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
-  float f;
+/* a compare-and-swap loop on the value's bits (no atomic add for floating point in C++17) */
+template <typename T, typename Bits> static T atomic_add_cas(T *p, T v) {
+  Bits *u = (Bits *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
+  T f;
   do {
-    memcpy(&f, &old, 4);
-    float s = f + v;
-    memcpy(&nu, &s, 4);
+    memcpy(&f, &old, sizeof f);
+    T s = f + v;
+    memcpy(&nu, &s, sizeof nu);
   } while (!__atomic_compare_exchange_n(u, &old, nu, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
   return f;
 }
-double atomicAdd(double *p, double v) {
-  uint64_t *u = (uint64_t *)p, old = __atomic_load_n(u, __ATOMIC_RELAXED), nu;
-  double f;
-  do {
-    memcpy(&f, &old, 8);
-    double s = f + v;
-    memcpy(&nu, &s, 8);
-  } while (!__atomic_compare_exchange_n(u, &old, nu, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-  return f;
-}
+float atomicAdd(float *p, float v) { return atomic_add_cas<float, uint32_t>(p, v); }
+double atomicAdd(double *p, double v) { return atomic_add_cas<double, uint64_t>(p, v); }
 int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
 
 EMU_NO_TSAN static void set_thread(int tid) {

@@ -27,6 +27,10 @@
  */
 #include "kernels.cuh"
 
+extern "C" {
+#include "../common/dropout_bits.h" /* the CPU's mask bits, bit for bit */
+}
+
 enum {
   WARPS = 8,          /* warps a block for the warp-per-row kernels */
   LN_WARP_MIN_D = 16, /* rows at least this long get a warp each; shorter, a thread each */
@@ -457,18 +461,6 @@ static void cuda_embedding_grad(float *dW, const int *idx, const float *g, long 
 }
 
 /* ---------- dropout ---------- */
-
-/* cpu_nn.c's dropout_bits, the same 32-bit arithmetic: a Weyl step i * golden + s0, then
- * murmur3's finalizer. Bit-identical masks on both devices. */
-static __device__ __forceinline__ uint32_t dropout_bits(uint32_t i, uint32_t s0, uint32_t s1) {
-  uint32_t z = (i * 0x9e3779b9u + s0) ^ s1;
-  z ^= z >> 16;
-  z *= 0x85ebca6bu;
-  z ^= z >> 13;
-  z *= 0xc2b2ae35u;
-  z ^= z >> 16;
-  return z;
-}
 
 /* keep[i] = bits(i) >= thr; y[i] = kept ? x[i] * scale : 0 */
 static __global__ void dropout_kernel(const float *x, float *y, uint8_t *keep, long n,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../dropout_bits.h"
 #include "kernels.h"
 
 #ifdef _OPENMP
@@ -251,20 +252,6 @@ void cpu_dropout_grad(float *dx, const float *g, const uint8_t *keep, float scal
 #pragma omp parallel for simd schedule(static) if (parallel: n >= DROPOUT_PAR_MIN)
     for (long i = 0; i < n; i++) dx[i] += g[i] * (keep[i] ? scale : 0.0f);
   }
-}
-
-/* 32 well-mixed bits from element i of the mask seeded by (s0, s1): a Weyl step i * golden + s0,
- * then murmur3's 32-bit finalizer (a bijection whose output bits each depend on every input
- * bit). Only 32-bit multiplies, so the mask loop vectorizes (16 lanes with AVX-512); the
- * splitmix64 it replaces needed 64-bit multiplies, which GCC left scalar. */
-static inline uint32_t dropout_bits(uint32_t i, uint32_t s0, uint32_t s1) {
-  uint32_t z = (i * 0x9e3779b9u + s0) ^ s1;
-  z ^= z >> 16;
-  z *= 0x85ebca6bu;
-  z ^= z >> 13;
-  z *= 0xc2b2ae35u;
-  z ^= z >> 16;
-  return z;
 }
 
 /* Element i is kept when dropout_bits(i) >= thr, the mask seeded by (s0, s1) (ops/nn.c). */

@@ -39,10 +39,7 @@ static Tensor *lens_tensor(CcRun *r, int ndim, const int *shape, int keys) {
     h[0] = 0;
     h[1] = (float)(keys + 1);
   }
-  Device old = tensor_default_device();
-  tensor_set_default_device(r->dev);
-  Tensor *t = tensor_from(ndim, shape, h);
-  tensor_set_default_device(old);
+  Tensor *t = cc_tensor(r, ndim, shape, h);
   free(h);
   return t;
 }

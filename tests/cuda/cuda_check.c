@@ -18,6 +18,14 @@
 
 #include "../../common/rng.h"
 
+Tensor *cc_tensor(CcRun *r, int ndim, const int *shape, const float *h) {
+  Device old = tensor_default_device();
+  tensor_set_default_device(r->dev);
+  Tensor *t = tensor_from(ndim, shape, h);
+  tensor_set_default_device(old);
+  return t;
+}
+
 Tensor *cc_input(CcRun *r, int ndim, const int *shape, unsigned seed, float lo, float hi,
                  bool grad) {
   long n = 1;
@@ -26,10 +34,7 @@ Tensor *cc_input(CcRun *r, int ndim, const int *shape, unsigned seed, float lo, 
   Rng g;
   rng_init(&g, seed * 7919u + (unsigned)r->variant);
   for (long i = 0; i < n; i++) h[i] = rng_uniform(&g, lo, hi);
-  Device old = tensor_default_device();
-  tensor_set_default_device(r->dev);
-  Tensor *t = tensor_from(ndim, shape, h);
-  tensor_set_default_device(old);
+  Tensor *t = cc_tensor(r, ndim, shape, h);
   free(h);
   if (grad) {
     t->requires_grad = true;
@@ -45,10 +50,7 @@ Tensor *cc_ints(CcRun *r, int ndim, const int *shape, unsigned seed, int lo, int
   Rng g;
   rng_init(&g, seed * 7919u + (unsigned)r->variant);
   for (long i = 0; i < n; i++) h[i] = (float)(lo + rng_int(&g, hi - lo + 1));
-  Device old = tensor_default_device();
-  tensor_set_default_device(r->dev);
-  Tensor *t = tensor_from(ndim, shape, h);
-  tensor_set_default_device(old);
+  Tensor *t = cc_tensor(r, ndim, shape, h);
   free(h);
   return t;
 }

@@ -37,6 +37,8 @@ Tensor *cc_input(CcRun *r, int ndim, const int *shape, unsigned seed, float lo, 
                  bool grad);
 /* An integer tensor (labels, ids, valid lengths) with values in [lo, hi]; never differentiated. */
 Tensor *cc_ints(CcRun *r, int ndim, const int *shape, unsigned seed, int lo, int hi);
+/* A (ndim, shape) tensor on r->dev holding the host values h (copied). */
+Tensor *cc_tensor(CcRun *r, int ndim, const int *shape, const float *h);
 /* Record the shape string shown in the report. */
 void cc_shape(CcRun *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
