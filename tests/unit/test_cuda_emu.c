@@ -5,6 +5,7 @@
  * buffers between host and device, and one training step of the models of labs 02, 03, 04, 06
  * and 07 on DEV_CUDA matches the same step on the CPU. */
 #include <math.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,6 +107,27 @@ CUDA_TEST(cuda_device_flag_opens_the_emulated_device) {
   CHECK(backend_available(DEV_CUDA));
   CHECK(strcmp(backend_of(DEV_CUDA)->name, "cuda") == 0);
   CHECK_STR_CONTAINS(cuda_device_name(), "emulator");
+}
+
+/* Every kernel the CPU has, the CUDA table has: the Backend is a struct of pointers (its name,
+ * then functions), read here slot by slot; enter/leave are hooks a device may leave NULL. */
+CUDA_TEST(cuda_table_has_every_kernel_of_the_cpu) {
+  if (!cuda_up()) return;
+  enum { SLOTS = sizeof(Backend) / sizeof(void (*)(void)) };
+  _Static_assert(sizeof(Backend) % sizeof(void (*)(void)) == 0, "Backend holds only pointers");
+  void (*cpu[SLOTS])(void), (*cu[SLOTS])(void);
+  memcpy(cpu, &cpu_backend, sizeof cpu);
+  memcpy(cu, backend_of(DEV_CUDA), sizeof cu);
+  const size_t enter = offsetof(Backend, enter) / sizeof cpu[0];
+  const size_t leave = offsetof(Backend, leave) / sizeof cpu[0];
+  int missing = 0;
+  for (size_t i = 1; i < SLOTS; i++) /* slot 0 is the name */
+    if (i != enter && i != leave && cpu[i] && !cu[i]) {
+      test_fail(__FILE__, __LINE__, "the CUDA table has no entry at slot %zu (backend.h)", i);
+      missing++;
+    }
+  CHECK_INT(missing, 0);
+  CHECK(SLOTS > 50); /* the table was read, not an empty struct */
 }
 
 TEST(cuda_cpu_only_build_says_so_in_one_line) {
