@@ -109,7 +109,8 @@ VOBJ := $(B)/$(VARIANT)
 # Objects remember the flags they were built with: changing them (NO_BLAS=1, OPT=..., a newly
 # installed OpenBLAS, another CPU under -march=native) rebuilds everything instead of linking a
 # mix of old and new objects.
-FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CFLAGS) $(LDLIBS) $(FEATURES) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
+CXX_EMU ?= g++
+FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CXX_EMU) $(CFLAGS) $(LDLIBS) $(FEATURES) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
 $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(B)/flags-*.stamp && touch $@
 
@@ -135,7 +136,6 @@ else
 LAB_CUDA_OBJ := $(OBJ)/cuda/nocuda.o
 LAB_CUDA_LIBS :=
 endif
-CXX_EMU ?= g++
 EMU_CXXFLAGS := -std=c++20 -DAL_CUDA_EMU -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -g -fno-math-errno
 EMU_SRC := $(CUDA_SRC) cuda/emu.cpp
 EMU_OBJ := $(patsubst %,$(B)/emu/%.o,$(basename $(EMU_SRC)))
@@ -158,10 +158,10 @@ $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 # the same kernels as host C++ against the emulator (tests only)
-$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h
+$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -x c++ -c $< -o $@
-$(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
+$(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -c $< -o $@
 
@@ -235,10 +235,10 @@ $(ASAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
 ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC)))
-$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h
+$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
-$(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
+$(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
 ASAN_LINK = $(filter-out -fopenmp,$(LDLIBS)) $(if $(filter openmp,$(FEATURES)),-fopenmp) $(EMU_LIBS) -fsanitize=address,undefined
@@ -257,10 +257,10 @@ TSAN_SRC := $(COMMON_SRC) $(wildcard solutions/lab*/*.c) $(CHAP_SRC) $(CHECK_SRC
 $(TSAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
-$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h
+$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -x c++ -c $< -o $@
-$(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h
+$(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -c $< -o $@
 $(TSAN)/cuda_check_emu: $(TSAN_SRC:%.c=$(TSAN)/%.o) $(patsubst %,$(TSAN)/emu/%.o,$(basename $(EMU_SRC)))

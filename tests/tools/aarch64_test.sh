@@ -41,9 +41,9 @@ targets="$B/solutions/test_unit $(for l in $labs; do printf '%s ' "$B/bin/$l"; d
 # tests and labs use to compare results; this cost model leaves those alone. The GEMM kernel
 # (vector extensions) and the `omp simd` loops are vectorized regardless of the cost model.
 opt="-O3 -fvect-cost-model=very-cheap"
-echo "building for aarch64 in $B (make CC=$cc OPT='$opt' NO_CUDA=1 NO_BLAS=1) ..."
+echo "building for aarch64 in $B (make CC=$cc CXX_EMU=$cxx OPT='$opt' NO_CUDA=1 NO_BLAS=1) ..."
 # shellcheck disable=SC2086
-if ! make -s -j2 CC=$cc OPT="$opt" NO_CUDA=1 NO_BLAS=1 B=$B $targets >"$B.log" 2>&1; then
+if ! make -s -j2 CC=$cc CXX_EMU=$cxx OPT="$opt" NO_CUDA=1 NO_BLAS=1 B=$B $targets >"$B.log" 2>&1; then
   bad "cross build failed; last lines of $B.log:"
   tail -20 "$B.log"
   echo "$passed passed, $failed failed"
