@@ -35,7 +35,7 @@ ok() { passed=$((passed + 1)); echo "ok   aarch64: $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL aarch64: $1"; }
 
 labs=$(ls chapters/*/lab[0-9][0-9].c | sed -E 's|.*/(lab[0-9]+)\.c|\1|')
-targets="$B/solutions/test_unit $(for l in $labs; do printf '%s ' "$B/bin/$l"; done)"
+targets="$B/solutions/test_unit $B/solutions/cuda_check_emu $(for l in $labs; do printf '%s ' "$B/bin/$l"; done)"
 # -fvect-cost-model=very-cheap: Debian's GCC 12.2 for aarch64 crashes (internal compiler error in
 # vect_transform_reduction) on loops like  m = fmax(m, fabs((double)a[i] - b[i]))  that the
 # tests and labs use to compare results; this cost model leaves those alone. The GEMM kernel
@@ -66,6 +66,9 @@ start=$(date +%s)
 # make test and are skips here
 fork_tests=cli_errors_exit_2,cli_help_exit_0,cli_check_output_file_before_training
 fork_tests+=,device_test_memory_is_closed_to_the_host
+# the CUDA emulator's unit tests each run in a forked child too (test_cuda_emu.c): skipped here;
+# cuda_check_emu below runs every kernel in the emulator on aarch64 instead (no fork)
+fork_tests+=,$(grep -o '^CUDA_TEST([a-z0-9_]*' tests/unit/test_cuda_emu.c | sed 's/CUDA_TEST(//' | paste -sd, -)
 out=$(AL_TEST_SKIP=$fork_tests run "$B/solutions/test_unit" 2>&1)
 rc=$?
 line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
@@ -74,6 +77,17 @@ if [ -n "$line" ] && [ "$(echo "$line" | awk '{print $3}')" = 0 ]; then
 else
   bad "unit tests under qemu: ${line:-no summary line} (exit $rc after $(($(date +%s) - start)) s)"
   echo "$out" | grep -vE '^ok ' | tail -20
+fi
+
+start=$(date +%s)
+out=$(run "$B/solutions/cuda_check_emu" 2>&1)
+rc=$?
+line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
+if [ $rc -eq 0 ] && [ -n "$line" ] && [ "$(echo "$line" | awk '{print $3}')" = 0 ]; then
+  ok "CUDA kernels in the emulator under qemu (fibers on ucontext): $line ($(($(date +%s) - start)) s)"
+else
+  bad "CUDA kernels in the emulator under qemu: ${line:-no summary line} (exit $rc)"
+  echo "$out" | grep -v '^ok' | tail -10
 fi
 
 tmp=$(mktemp -d /tmp/aarch64_test.XXXXXX)
