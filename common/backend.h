@@ -12,9 +12,10 @@
  * which a GPU launcher passes by value); sizes are plain integers. Index tensors (labels,
  * valid lengths, token ids) are the one thing a front reads, on the host (host_read: the host
  * copy a tensor sent from the host keeps, else an explicit copy back), to check them before any
- * kernel runs; the kernels get them as ints converted on the device (index_ints). A kernel never touches the tape and never calls
- * tensor_error: every check happens in the front. (CPU kernels may take host scratch from the
- * activation arena; a device kernel takes its scratch from the front, via dev_alloc.)
+ * kernel runs; the kernels get them as ints converted on the device (index_ints). A kernel
+ * never touches the tape and never calls tensor_error: every check happens in the front. (CPU
+ * kernels may take host scratch from the activation arena; a device kernel takes its scratch
+ * from the front, via dev_alloc.)
  *
  * Backward kernels write gradients with `fresh` semantics where the op says so: fresh means the
  * gradient buffer was just allocated and not zeroed, so the kernel stores (=) every element

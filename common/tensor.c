@@ -298,7 +298,7 @@ Tensor *tensor_new(int ndim, const int *shape) {
 /* Keep a host copy of what was sent to t (not for parameters: the optimizer changes their data) */
 static void keep_host_copy(Tensor *t, const float *src, size_t bytes) {
   t->host = NULL;
-  if (t->is_param) return;
+  if (t->is_param || t->size > TENSOR_HOST_COPY_MAX) return;
   float *h = arena_alloc(bytes ? bytes : 1);
   memcpy(h, src, bytes);
   t->host = h;

@@ -58,6 +58,9 @@ struct Tensor {
    * changes in place. */
   const float *host;
 };
+/* Tensors of up to this many elements keep that host copy: index tensors are small; a batch of
+ * images is not worth a second host copy every step. */
+#define TENSOR_HOST_COPY_MAX 65536
 
 /* ---------- errors ---------- */
 /* Report an error: "op: message". Prints "error: ..." and exit(1), unless a catch is armed. */

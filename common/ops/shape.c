@@ -10,10 +10,9 @@
 #include "../cpu/kernels.h" /* cpu_repeat_interleave, for host copies of index tensors */
 #include "front.h"
 
-/* An input with a host copy (index tensors sent from the host: tensor.h) up to this size gets
- * its output's host copy made too, by the CPU kernel, when a shape op only moves its values:
- * the index checks downstream then read no copy back from the device. */
-#define HOST_COPY_MAX 65536
+/* An input with a host copy (index tensors sent from the host: Tensor.host in tensor.h) gets its
+ * output's host copy made too, by the CPU kernel, when a shape op only moves its values: the
+ * index checks downstream then read no copy back from the device. */
 
 /* A dim index in [-ndim, ndim) made non-negative. */
 static int norm_dim(const char *op, const Tensor *t, int dim) {
@@ -139,7 +138,7 @@ Tensor *t_permute(Tensor *x, const int *perm) {
   for (int k = 0; k < x->ndim; k++) shape[k] = x->shape[p[k]];
   Tensor *out = new_on(x, x->ndim, shape, "permute");
   KERNEL(x->device, permute, x->data, out->data, oshape, sstride, PW_GATHER);
-  if (x->host && x->size <= HOST_COPY_MAX) { /* token ids made time-major (lab 03) */
+  if (x->host && out->size <= TENSOR_HOST_COPY_MAX) { /* token ids made time-major (lab 03) */
     float *h = arena_alloc(sizeof(float) * (size_t)(out->size ? out->size : 1));
     cpu_permute((float *)x->host, h, oshape, sstride, PW_GATHER);
     out->host = h;
@@ -290,7 +289,7 @@ Tensor *t_repeat_interleave(Tensor *x, int repeats, int dim) {
   Tensor *out = new_on(x, x->ndim, shape, "repeat_interleave");
   KERNEL(x->device, repeat_interleave, x->data, out->data, outer_of(x, d), x->shape[d], repeats,
          inner_of(x, d));
-  if (x->host && x->size <= HOST_COPY_MAX) {
+  if (x->host && out->size <= TENSOR_HOST_COPY_MAX) {
     /* valid lengths repeated per head (d2l's MultiHeadAttention): their host copy follows, so
      * the attention's index check reads no copy back from the device */
     float *h = arena_alloc(sizeof(float) * (size_t)(out->size ? out->size : 1));
