@@ -76,11 +76,17 @@ FEATURES += accelerate
 endif
 # CUDA: nvcc builds cuda/*.cu into the labs (cudart linked statically, cuBLAS from the toolkit,
 # found at run time through the rpath); the host code nvcc emits needs the C++ runtime.
+# The toolkit's root comes from nvcc itself (its --dryrun prints TOP): the nvcc on PATH may be a
+# wrapper script in /usr/local/bin whose directory holds no libraries. CUDA_HOME=... overrides.
+CUDA_LIBDIR :=
 ifneq ($(NVCC),)
 ifeq ($(NO_CUDA),)
-CUDA_HOME := $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++ -Wl,-rpath,$(CUDA_HOME)/lib64
+CUDA_HOME ?= $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p' | head -n1 | xargs -r realpath 2>/dev/null)
+CUDA_LIBDIR := $(firstword $(foreach d,lib64 lib targets/$(shell uname -m)-linux/lib,$(if $(wildcard $(CUDA_HOME)/$(d)/libcudart_static.a),$(if $(wildcard $(CUDA_HOME)/$(d)/libcublas.so),$(CUDA_HOME)/$(d)))))
+ifneq ($(CUDA_LIBDIR),)
+CUDA_LDLIBS := -L$(CUDA_LIBDIR) -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++ -Wl,-rpath,$(CUDA_LIBDIR)
 FEATURES += cuda
+endif
 endif
 endif
 CFLAGS ?= $(OPT)
@@ -90,7 +96,7 @@ ifeq ($(MAKELEVEL),0)
 ifeq ($(filter clean help deps,$(MAKECMDGOALS)),)
 $(info attention-lab: VARIANT=$(VARIANT); OpenMP: $(if $(filter openmp,$(FEATURES)),yes,no); \
 CBLAS: $(if $(filter openblas,$(FEATURES)),OpenBLAS,$(if $(filter accelerate,$(FEATURES)),Accelerate,none (built-in GEMM))); \
-nvcc: $(if $(filter cuda,$(FEATURES)),yes,$(if $(NVCC),found but NO_CUDA=1 (CPU only),no (CPU only; --device cuda is an error))); \
+nvcc: $(if $(filter cuda,$(FEATURES)),yes ($(CUDA_LIBDIR)),$(if $(NVCC),$(if $(NO_CUDA),found but NO_CUDA=1 (CPU only),found ($(NVCC)) but no libcudart_static.a + libcublas.so under CUDA_HOME='$(CUDA_HOME)' (CPU only; set CUDA_HOME=)),no (CPU only; --device cuda is an error))); \
 gnuplot: $(if $(HAVE_GNUPLOT),yes,no (figures as .dat + .gp only; make deps)))
 endif
 endif
