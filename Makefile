@@ -84,7 +84,8 @@ ifeq ($(NO_CUDA),)
 CUDA_HOME ?= $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p' | head -n1 | xargs -r realpath 2>/dev/null)
 CUDA_LIBDIR := $(firstword $(foreach d,lib64 lib targets/$(shell uname -m)-linux/lib,$(if $(wildcard $(CUDA_HOME)/$(d)/libcudart_static.a),$(if $(wildcard $(CUDA_HOME)/$(d)/libcublas.so),$(CUDA_HOME)/$(d)))))
 ifneq ($(CUDA_LIBDIR),)
-CUDA_LDLIBS := -L$(CUDA_LIBDIR) -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++ -Wl,-rpath,$(CUDA_LIBDIR)
+# cuBLAS is not linked: cuda/backend.cu loads it when the device opens (a CPU run would map it)
+CUDA_LDLIBS := -L$(CUDA_LIBDIR) -lcudart_static -ldl -lrt -lpthread -lstdc++ -Wl,-rpath,$(CUDA_LIBDIR)
 FEATURES += cuda
 endif
 endif
@@ -116,7 +117,7 @@ VOBJ := $(B)/$(VARIANT)
 # installed OpenBLAS, another CPU under -march=native) rebuilds everything instead of linking a
 # mix of old and new objects.
 CXX_EMU ?= g++
-FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CXX_EMU) $(CFLAGS) $(LDLIBS) $(FEATURES) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
+FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CXX_EMU) $(CFLAGS) $(LDLIBS) $(FEATURES) $(CUDA_LIBDIR) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
 $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(B)/flags-*.stamp && touch $@
 
@@ -156,8 +157,8 @@ $(OBJ)/%.o: %.c $(FLAGS_STAMP)
 # nvcc: warnings are errors; ptxas's register/spill report lands in OBJ.ptxas, and a kernel
 # that uses local memory fails the build unless its file says why (cuda/nvcc_check.sh).
 # sm_90 (Hopper) plus PTX for compute_80, so newer GPUs and Ampere run it too.
-NVCC_FLAGS := -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
-$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh
+NVCC_FLAGS := -DAL_CUDA_LIBDIR='"$(CUDA_LIBDIR)"' -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)
 $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)

@@ -223,6 +223,9 @@ void *dev_upload(Device d, const void *host, size_t bytes);
 /* Find a GPU, start cuBLAS and register the CUDA table for DEV_CUDA. false: err says why in one
  * line (no device, no driver: the CUDA error's name) and what to do (--device cpu). */
 bool cuda_open(char *err, size_t errlen);
+/* Load cuBLAS (cuda_open does it first; a CPU-only run never maps the library). false: err says
+ * why. The GPU check calls it where there is no device, so the loader is tested there too. */
+bool cuda_blas_load(char *err, size_t errlen);
 /* Host<->device copies made through the CUDA table so far (the per-step copy test). */
 typedef struct {
   long to_device, to_host;

@@ -98,7 +98,17 @@ static __device__ __forceinline__ float block_sum(float v, float *scratch32) {
   return v;
 }
 
-/* The cuBLAS handle of the process (cuda/backend.cu). */
-cublasHandle_t cuda_blas(void);
+/* cuBLAS, as the process uses it (cuda/backend.cu). The nvcc build loads libcublas with dlopen
+ * when the device opens (cuda_blas_load): linked, its ~200 MB of libraries would be mapped and
+ * relocated by every lab run on the CPU. The emulator's table holds its own functions. */
+typedef struct {
+  cublasHandle_t handle;
+  decltype(&cublasCreate) create;
+  decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSgemm) sgemm;
+  decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
+  decltype(&cublasGetStatusName) status_name;
+} CudaBlas;
+const CudaBlas *cuda_blas(void);
 
 #endif

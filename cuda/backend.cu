@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef AL_CUDA_EMU
+#include <dlfcn.h>
+#endif
 
 #include "kernels.cuh"
 
@@ -25,8 +28,61 @@ void cuda_check_launch(const char *kernel, const char *file, int line) {
 #endif
 }
 
-static cublasHandle_t g_blas;
-cublasHandle_t cuda_blas(void) { return g_blas; }
+/* ---------- cuBLAS ---------- */
+
+static CudaBlas g_blas;
+const CudaBlas *cuda_blas(void) { return &g_blas; }
+
+#ifdef AL_CUDA_EMU
+extern "C" bool cuda_blas_load(char *err, size_t errlen) {
+  g_blas.create = cublasCreate;
+  g_blas.set_math_mode = cublasSetMathMode;
+  g_blas.sgemm = cublasSgemm;
+  g_blas.sgemm_strided_batched = cublasSgemmStridedBatched;
+  g_blas.status_name = cublasGetStatusName;
+  return true;
+}
+#else
+#define AL_STR2(x) #x
+#define AL_STR(x) AL_STR2(x)
+/* The soname of the toolkit the kernels were built with; then the same file in that toolkit's
+ * library folder (AL_CUDA_LIBDIR, from the Makefile), for a loader that ignores the rpath. */
+#define CUBLAS_SONAME "libcublas.so." AL_STR(CUBLAS_VER_MAJOR)
+
+template <typename F> static bool blas_sym(void *lib, const char *name, F *fn, char *err,
+                                           size_t errlen) {
+  *fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!*fn) snprintf(err, errlen, "%s has no %s (a cuBLAS older than CUDA %d?); run with "
+                     "--device cpu", CUBLAS_SONAME, name, CUBLAS_VER_MAJOR);
+  return *fn != nullptr;
+}
+
+extern "C" bool cuda_blas_load(char *err, size_t errlen) {
+  if (g_blas.sgemm) return true;
+  void *lib = dlopen(CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+#ifdef AL_CUDA_LIBDIR
+  if (!lib) lib = dlopen(AL_CUDA_LIBDIR "/" CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+#endif
+  if (!lib) {
+    snprintf(err, errlen, "cannot load cuBLAS (%s); install the CUDA %d toolkit's libcublas or "
+             "add its folder to LD_LIBRARY_PATH, or run with --device cpu", dlerror(),
+             CUBLAS_VER_MAJOR);
+    return false;
+  }
+  /* cublas_v2.h maps cublasCreate and cublasSgemm onto these _v2 symbols */
+  CudaBlas b = {};
+  if (!blas_sym(lib, "cublasCreate_v2", &b.create, err, errlen) ||
+      !blas_sym(lib, "cublasSetMathMode", &b.set_math_mode, err, errlen) ||
+      !blas_sym(lib, "cublasSgemm_v2", &b.sgemm, err, errlen) ||
+      !blas_sym(lib, "cublasSgemmStridedBatched", &b.sgemm_strided_batched, err, errlen) ||
+      !blas_sym(lib, "cublasGetStatusName", &b.status_name, err, errlen)) {
+    dlclose(lib);
+    return false;
+  }
+  g_blas = b; /* kept loaded for the life of the process */
+  return true;
+}
+#endif
 
 /* ---------- memory ---------- */
 
@@ -81,17 +137,19 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
              cudaGetErrorName(e), cudaGetErrorString(e));
     return false;
   }
-  cublasStatus_t s = cublasCreate(&g_blas);
+  if (!cuda_blas_load(err, errlen)) return false;
+  cublasStatus_t s = g_blas.create(&g_blas.handle);
   if (s != CUBLAS_STATUS_SUCCESS) {
     snprintf(err, errlen, "cuBLAS did not start (%s); run with --device cpu",
-             cublasGetStatusName(s));
+             g_blas.status_name(s));
     return false;
   }
   /* FP32 products, so GPU and CPU agree to float rounding; AL_CUDA_TF32=1 allows TF32 tensor
    * cores (about 10 significant bits in the products' inputs). */
   const char *tf32 = getenv("AL_CUDA_TF32");
-  cublasSetMathMode(g_blas, tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                           : CUBLAS_DEFAULT_MATH);
+  g_blas.set_math_mode(g_blas.handle, tf32 && strcmp(tf32, "1") == 0
+                                          ? CUBLAS_TF32_TENSOR_OP_MATH
+                                          : CUBLAS_DEFAULT_MATH);
   Backend *be = &g_cuda_backend;
   be->name = "cuda";
   be->alloc = cu_alloc;

@@ -56,12 +56,13 @@ void cuda_blas_product(const char *entry, bool transA, bool transB, int m, int n
   }
   cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const CudaBlas *blas = cuda_blas();
   cublasStatus_t s;
   if (count == 1) /* C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m), column-major */
-    s = cublasSgemm(cuda_blas(), opB, opA, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc);
+    s = blas->sgemm(blas->handle, opB, opA, n, m, k, &alpha, B, ldb, A, lda, &beta, C, ldc);
   else
-    s = cublasSgemmStridedBatched(cuda_blas(), opB, opA, n, m, k, &alpha, B, ldb, strideB, A,
-                                  lda, strideA, &beta, C, ldc, strideC, count);
+    s = blas->sgemm_strided_batched(blas->handle, opB, opA, n, m, k, &alpha, B, ldb, strideB, A,
+                                    lda, strideA, &beta, C, ldc, strideC, count);
   if (s != CUBLAS_STATUS_SUCCESS) {
     char what[320];
     snprintf(what, sizeof what,
@@ -69,7 +70,7 @@ void cuda_blas_product(const char *entry, bool transA, bool transB, int m, int n
              "(%d x %d%s, ldb %d), row-major (the op front passed sizes cuBLAS rejects)",
              entry, count, m, n, ldc, m, k, transA ? ", A stored transposed" : "", lda, k, n,
              transB ? ", B stored transposed" : "", ldb);
-    cuda_fail(what, cublasGetStatusName(s), "cuBLAS refused the product", __FILE__, __LINE__);
+    cuda_fail(what, blas->status_name(s), "cuBLAS refused the product", __FILE__, __LINE__);
   }
 }
 

@@ -9,5 +9,6 @@ bool cuda_open(char *err, size_t errlen) {
            "run with --device cpu");
   return false;
 }
+bool cuda_blas_load(char *err, size_t errlen) { return cuda_open(err, errlen); }
 CudaCopyCounts cuda_copy_counts(void) { return (CudaCopyCounts){0, 0}; }
 const char *cuda_device_name(void) { return "none"; }

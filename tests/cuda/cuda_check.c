@@ -176,8 +176,13 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   char err[256];
   if (!cuda_open(err, sizeof err)) {
-    printf("skip cuda_check: %s\n0 passed, 0 failed, 1 skipped\n", err);
-    return 0;
+    /* No GPU: the kernels cannot run, but cuBLAS must still load (the nvcc build dlopens it
+     * when a device opens; a missing library would otherwise first show on a GPU machine). */
+    char blas_err[256];
+    bool blas = cuda_blas_load(blas_err, sizeof blas_err);
+    printf("%s cublas_load: %s\n", blas ? "ok" : "FAIL", blas ? "libcublas loaded" : blas_err);
+    printf("skip cuda_check: %s\n%d passed, %d failed, 1 skipped\n", err, blas, !blas);
+    return blas ? 0 : 1;
   }
   printf("# CPU against %s (%s)\n", backend_of(DEV_CUDA)->name, cuda_device_name());
   int passed = 0, failed = 0, skipped = 0;

@@ -31,10 +31,12 @@
 #define cuda_open nocuda_open
 #define cuda_copy_counts nocuda_copy_counts
 #define cuda_device_name nocuda_device_name
+#define cuda_blas_load nocuda_blas_load
 #include "../../cuda/nocuda.c"
 #undef cuda_open
 #undef cuda_copy_counts
 #undef cuda_device_name
+#undef cuda_blas_load
 
 /* Each test that uses the device runs in a child process of its own: a device error (a kernel
  * missing from the table, a CUDA or emulator error) ends the process with exit(1), which then
@@ -140,6 +142,9 @@ TEST(cuda_cpu_only_build_says_so_in_one_line) {
   CudaCopyCounts c = nocuda_copy_counts();
   CHECK(c.to_device == 0 && c.to_host == 0);
   CHECK(strcmp(nocuda_device_name(), "none") == 0);
+  why[0] = '\0';
+  CHECK(!nocuda_blas_load(why, sizeof why));
+  CHECK_STR_CONTAINS(why, "this build has no CUDA backend");
 }
 
 /* ---------- (a) device memory is closed to the host ---------- */
