@@ -297,19 +297,50 @@ static bool small_fits(int m, int n, int k) {
   return (long)m * n * k <= SMALL_MAX && npad * k <= SMALL_BUF;
 }
 
-/* The short path: op(B) copied once into a zero-padded stack buffer of whole vectors, then for
- * each vector column, four rows of A at a time (four independent FMA chains). */
+/* A few rows of A against op(B) = B^T: each C(i, j) is the dot product of two contiguous rows,
+ * A's row i and B's row j, so nothing is transposed. The general short path below copies B^T
+ * element by element first, which for lab03's attention backward ((1 x 32) . (10 x 32)^T per
+ * example, 64 of them per step) cost more than the arithmetic. */
+static void gemm_small_dots(int m, int n, int k, float alpha, const float *A, long lda,
+                            const float *B, long ldb, float beta, float *C, long ldc) {
+  for (int i = 0; i < m; i++) {
+    const float *a = A + i * lda;
+    for (int j = 0; j < n; j++) {
+      const float *b = B + j * ldb;
+      float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+      for (int p = 0; p < k; p++) s += a[p] * b[p]; /* hot */
+      float *c = C + i * ldc + j;
+      *c = beta == 0.0f ? alpha * s : alpha * s + beta * *c; /* beta 0 never reads C */
+    }
+  }
+}
+
+/* The short path: op(B) copied once into a zero-padded stack buffer of whole vectors (unless B
+ * is already whole vectors: not transposed, n a multiple of VL), then for each vector column,
+ * four rows of A at a time (four independent FMA chains). */
 static void gemm_small(bool tA, bool tB, int m, int n, int k, float alpha, const float *A,
                        long lda, const float *B, long ldb, float beta, float *C, long ldc) {
+  if (tB && !tA && m <= 4) {
+    gemm_small_dots(m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
   int nvec = (n + VL - 1) / VL, npad = nvec * VL;
   float bt[SMALL_BUF] __attribute__((aligned(64)));
-  for (int p = 0; p < k; p++) {
-    float *d = bt + p * npad;
-    if (tB)
-      for (int j = 0; j < n; j++) d[j] = B[j * ldb + p];
-    else
-      for (int j = 0; j < n; j++) d[j] = B[p * ldb + j];
-    for (int j = n; j < npad; j++) d[j] = 0.0f;
+  const float *bv = bt; /* row p of op(B), padded: bv + p * rsb */
+  long rsb = npad;
+  if (!tB && n % VL == 0) {
+    bv = B;
+    rsb = ldb;
+  } else {
+    for (int p = 0; p < k; p++) {
+      float *d = bt + p * npad;
+      if (tB)
+        for (int j = 0; j < n; j++) d[j] = B[j * ldb + p];
+      else
+        for (int j = 0; j < n; j++) d[j] = B[p * ldb + j];
+      for (int j = n; j < npad; j++) d[j] = 0.0f;
+    }
   }
   long rsa = tA ? 1 : lda, csa = tA ? lda : 1; /* A(i, p) = A[i*rsa + p*csa] */
   for (int v = 0; v < nvec; v++) {
@@ -321,7 +352,7 @@ static void gemm_small(bool tA, bool tB, int m, int n, int k, float alpha, const
                   *a2 = mi > 2 ? a0 + 2 * rsa : a0, *a3 = mi > 3 ? a0 + 3 * rsa : a0;
       vf acc[4] = {{0}, {0}, {0}, {0}};
       for (int p = 0; p < k; p++) {
-        vf b = *(const vf *)(bt + p * npad + j0);
+        vf b = vload(bv + p * rsb + j0);
         acc[0] += a0[p * csa] * b;
         acc[1] += a1[p * csa] * b;
         acc[2] += a2[p * csa] * b;

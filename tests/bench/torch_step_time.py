@@ -10,6 +10,14 @@ lab06_reference.py for the Transformer, lab07_reference.py for the ViT), at the 
                vocabularies 194 / 214, Adam, clip 1
   lab07-d2l    ViT 96x96, patch 16, width 512, MLP 2048, 8 heads, 2 blocks, batch 128, SGD 0.1
 
+and the small ("classic", d2l-0.17 / the lab07 CPU preset) sizes of issue 14, where framework
+overhead rather than arithmetic sets the pace:
+
+  lab03-classic  the same GRU model at embed/hidden 32, dropout 0.1, batch 64, 10 steps,
+                 vocabularies 184 / 201, loss summed over the batch (d2l 0.17), Adam 0.005
+  lab06-classic  the same Transformer at d 32, FFN 64, 4 heads, dropout 0.1, batch 64, 10 steps
+  lab07-cpu      ViT 28x28, patch 7, width 64, MLP 128, 4 heads, 2 blocks, batch 128, SGD 0.1
+
 Batches are random token ids / images of the real shapes (valid lengths uniform in [3, 9]):
 the time per step depends on the shapes only. The kit's d2l-1.0 epoch is 4 such steps
 (512 training pairs / 128), so "s/epoch" below is 4 x the median step time.
@@ -54,10 +62,11 @@ def seq_batch(sv, tv, B=128, T=9):
     return X, Y, vl
 
 
-def lab03(steps):
+def lab03(steps, classic=False):
     import lab03_torch_seeds as m
-    m.EMBED, m.HIDDEN, m.LAYERS, m.DROPOUT = 256, 256, 2, 0.2
-    sv, tv = 194, 214
+    m.EMBED, m.HIDDEN, m.LAYERS, m.DROPOUT = (32, 32, 2, 0.1) if classic else (256, 256, 2, 0.2)
+    sv, tv = (184, 201) if classic else (194, 214)
+    B, T = (64, 10) if classic else (128, 9)
     net = m.EncoderDecoder(m.Seq2SeqEncoder(sv), m.Seq2SeqAttentionDecoder(tv))
     net.apply(m.xavier_init_weights)
     net.train()
@@ -67,20 +76,24 @@ def lab03(steps):
         out, _ = net(X, Y, vl)
         w = m.sequence_mask(torch.ones_like(Y, dtype=torch.float32), vl)
         l = nn.functional.cross_entropy(out.permute(0, 2, 1), Y, reduction="none")
+        if classic:  # d2l 0.17: MaskedSoftmaxCELoss (mean over steps), then l.sum()
+            return (l * w).mean(dim=1).sum()
         return (l * w).sum() / w.sum()  # d2l 1.0: mean over the valid tokens
-    return step_timer(net, opt, lambda: seq_batch(sv, tv), loss_fn, steps, 1.0)
+    return step_timer(net, opt, lambda: seq_batch(sv, tv, B, T), loss_fn, steps, 1.0)
 
 
-def lab06(steps):
+def lab06(steps, classic=False):
     import lab06_reference as m
-    m.SRC_V, m.TGT_V, m.D, m.FFN, m.HEADS, m.BLKS = 194, 214, 256, 64, 4, 2
+    sv, tv = (184, 201) if classic else (194, 214)
+    m.SRC_V, m.TGT_V, m.D, m.FFN, m.HEADS, m.BLKS = sv, tv, 32 if classic else 256, 64, 4, 2
+    B, T = (64, 10) if classic else (128, 9)
     m.P = m.pos_table()  # the module built it for its own width at import
     net = m.Transformer()
-    for mod in net.modules():  # the book's dropout 0.2 (the golden file uses 0)
+    for mod in net.modules():  # the book's dropout (the golden file uses 0)
         if isinstance(mod, nn.Dropout):
-            mod.p = 0.2
+            mod.p = 0.1 if classic else 0.2
     net.train()
-    opt = torch.optim.Adam(net.parameters(), lr=0.001)
+    opt = torch.optim.Adam(net.parameters(), lr=0.005 if classic else 0.001)
 
     def loss_fn(net, X, Y, vl):
         enc = net.encode(X, vl)
@@ -88,20 +101,23 @@ def lab06(steps):
         out, _ = net.decode(Y, state)
         w = (torch.arange(Y.shape[1])[None, :] < vl[:, None]).float()
         l = nn.functional.cross_entropy(out.permute(0, 2, 1), Y, reduction="none")
+        if classic:
+            return (l * w).mean(dim=1).sum()
         return (l * w).sum() / w.sum()
-    return step_timer(net, opt, lambda: seq_batch(194, 214), loss_fn, steps, 1.0)
+    return step_timer(net, opt, lambda: seq_batch(sv, tv, B, T), loss_fn, steps, 1.0)
 
 
-def lab07(steps):
+def lab07(steps, cpu_preset=False):
     import lab07_reference as m
-    m.IMG, m.PATCH, m.HID, m.MLP, m.HEADS = 96, 16, 512, 2048, 8  # module globals some layers read
-    net = m.ViT(96, 16, 512, 2048, 8, 2, 0.1, 0.1, False, 10)
+    img, patch, hid, mlp, heads = (28, 7, 64, 128, 4) if cpu_preset else (96, 16, 512, 2048, 8)
+    m.IMG, m.PATCH, m.HID, m.MLP, m.HEADS = img, patch, hid, mlp, heads  # globals layers read
+    net = m.ViT(img, patch, hid, mlp, heads, 2, 0.1, 0.1, False, 10)
     net.train()
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
 
     def loss_fn(net, X, y):
         return nn.functional.cross_entropy(net(X), y)
-    return step_timer(net, opt, lambda: (torch.randn(128, 1, 96, 96), torch.randint(0, 10, (128,))),
+    return step_timer(net, opt, lambda: (torch.randn(128, 1, img, img), torch.randint(0, 10, (128,))),
                       loss_fn, steps, 0)
 
 
@@ -112,12 +128,19 @@ def main():
     # Debian's build reports 1 OpenMP thread on this machine unless told: use every core, as
     # PyTorch does by default elsewhere (TORCH_THREADS=N to choose)
     torch.set_num_threads(int(os.environ.get("TORCH_THREADS", os.cpu_count())))
-    fn = {"lab03-d2l10": lab03, "lab06-d2l10": lab06, "lab07-d2l": lab07}.get(what)
-    if fn is None:
-        sys.exit(f"torch_step_time.py: unknown workload '{what}' (lab03-d2l10, lab06-d2l10, lab07-d2l)")
-    t = fn(steps)
+    fns = {"lab03-d2l10": lab03, "lab06-d2l10": lab06, "lab07-d2l": lab07,
+           "lab03-classic": lambda n: lab03(n, True), "lab06-classic": lambda n: lab06(n, True),
+           "lab07-cpu": lambda n: lab07(n, True)}
+    if what not in fns:
+        sys.exit(f"torch_step_time.py: unknown workload '{what}' ({', '.join(fns)})")
+    t = fns[what](steps)
     med = statistics.median(t)
-    extra = f", {128 / med:.1f} images/sec" if what == "lab07-d2l" else f", {4 * med:.3f} s/epoch"
+    # an epoch: 4 steps at d2l-1.0 (512 pairs / 128); 10 classic steps (600 pairs / 64, the
+    # last batch partial: at these sizes a step costs the same whatever its batch)
+    if what.startswith("lab07"):
+        extra = f", {128 / med:.1f} images/sec"
+    else:
+        extra = f", {(10 if 'classic' in what else 4) * med:.3f} s/epoch"
     print(f"PyTorch {torch.__version__} {what}: {torch.get_num_threads()} threads, median step "
           f"{med * 1000:.1f} ms over {len(t)} steps (min {min(t) * 1000:.1f}, max "
           f"{max(t) * 1000:.1f}){extra}")

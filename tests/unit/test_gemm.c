@@ -81,6 +81,9 @@ static const int kSizes[][3] = {
     {1, 1, 1},    {1, 7, 3},    {5, 1, 9},    {3, 5, 1},    {7, 33, 17},  {8, 32, 32},
     {9, 31, 5},   {13, 65, 40}, {6, 16, 256}, {17, 47, 257}, {130, 20, 11}, {64, 96, 32},
     {33, 129, 300}, {40, 201, 32}, {2, 130, 70},
+    /* the short path's cases: lab03's attention backward (1 x 32 . (10 x 32)^T: dot products
+     * straight from B), its forward (10 x 1 . 1 x 32: B read in place, no copy), m = 4 */
+    {1, 10, 32},  {10, 32, 1},  {4, 16, 24},  {4, 3, 40},
 };
 
 static void check_all(GemmFn f) {
