@@ -138,13 +138,23 @@ static void mlp_recompute_backward(Tensor *out) {
   KERNEL(out->device, acc, tensor_grad(out->in[0]), out->grad, out->size);
 }
 
+static size_t g_recompute_min = 8u << 20;
+
+size_t gelu_mlp_set_recompute_min(size_t bytes) {
+  size_t old = g_recompute_min;
+  g_recompute_min = bytes;
+  return old;
+}
+
 Tensor *gelu_mlp_forward(const Linear *dense1, const Dropout *dropout1, const Linear *dense2,
                          const Dropout *dropout2, Tensor *X, bool training) {
   Tensor *A = Linear_forward(dense1, X); /* (..., mlp_num_hiddens) */
   Tensor *G = t_gelu(A);
   Tensor *H = Dropout_forward(dropout1, G, training);
   Tensor *Z = Linear_forward(dense2, H); /* (..., h) */
-  if (H == G || !ag_needs_grad(Z, NULL, NULL) || !H->aux) /* eval, or no dropout: plain */
+  /* eval, no dropout, or activations too small to be worth a second GELU pass: plain */
+  if (H == G || !ag_needs_grad(Z, NULL, NULL) || !H->aux ||
+      sizeof(float) * (size_t)G->size < g_recompute_min)
     return Dropout_forward(dropout2, Z, training);
   /* Memory (the book ViT preset's MLP activations are 4736 x 2048, 39 MB each): no backward
    * reads the values of G (GELU's backward reads A, dropout's its mask) or of Z (a linear

@@ -90,11 +90,16 @@ typedef struct Dropout {
 Tensor *Dropout_forward(const Dropout *d, Tensor *x, bool training);
 
 /* dense1 - GELU - dropout1 - dense2 - dropout2 (the ViT's MLP): X (..., in) -> (..., out). The
- * same numbers as the plain composition; in training it releases the GELU and dense2 outputs
- * after the forward and recomputes dropout1's output just before dense2's backward (one GELU
- * pass): the book ViT preset's peak memory drops by two 39 MB buffers per block. */
+ * same numbers as the plain composition; in training, when the hidden activations are large
+ * (at least gelu_mlp_recompute_min bytes), it releases the GELU and dense2 outputs after the
+ * forward and recomputes dropout1's output just before dense2's backward (one GELU pass): the
+ * book ViT preset's peak memory drops by two 39 MB buffers per block. */
 Tensor *gelu_mlp_forward(const Linear *dense1, const Dropout *dropout1, const Linear *dense2,
                          const Dropout *dropout2, Tensor *X, bool training);
+/* The recompute's threshold (default 8 MB: the book preset's 39 MB activations recompute, the
+ * CPU preset's 1.1 MB do not, where the saving is small and the extra GELU pass was ~4% of a
+ * step). Returns the previous value; the tests set 0 to exercise the recompute on small sizes. */
+size_t gelu_mlp_set_recompute_min(size_t bytes);
 
 /* ---------- optimizers ---------- */
 typedef struct SGD {

@@ -314,6 +314,7 @@ static void mlp_step_on(Device dev, float *loss, float *g, long *n) {
 
 TEST(device_vit_mlp_recompute_and_release_match_cpu) {
   install_test_device();
+  size_t recompute_min = gelu_mlp_set_recompute_min(0); /* 1 MB activations: recompute them */
   static float g_cpu[300000], g_dev[300000];
   float l_cpu = 0, l_dev = 1;
   long n_cpu = 0, n_dev = 0;
@@ -326,4 +327,5 @@ TEST(device_vit_mlp_recompute_and_release_match_cpu) {
   for (long i = 0; i < n_cpu; i++) nonzero += g_cpu[i] != 0;
   CHECK(nonzero > n_cpu / 2); /* the comparison below is not one of zeros */
   CHECK_CLOSE(g_dev, g_cpu, n_cpu, 0, 0); /* the same kernels in the same order: bit for bit */
+  gelu_mlp_set_recompute_min(recompute_min);
 }

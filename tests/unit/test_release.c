@@ -29,6 +29,8 @@ static double mlp_step(ViTMLP *m, ParamSet *ps, bool release, bool plain, float 
       Y = t_dropout(Linear_forward(&m[k].dense2, H), m[k].dropout2.p, true);
     } else {
       Y = ViTMLP_forward(&m[k], Y, true);
+      /* the caller set the threshold to 0: the recompute node must be on the tape */
+      CHECK(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "gelu_mlp_recompute") == 0);
     }
     if (k == 0) { /* tanh's backward reads its output, here through a view (whose buffer is
                    * tanh's: releasing it at the view would hand tanh's values to the next
@@ -57,6 +59,7 @@ static double mlp_step(ViTMLP *m, ParamSet *ps, bool release, bool plain, float 
 }
 
 TEST(release_grads_and_vit_mlp_recompute_change_nothing) {
+  size_t recompute_min = gelu_mlp_set_recompute_min(0); /* 1 MB activations: recompute them */
   ParamSet ps = {0};
   ViTMLP m[2];
   rng_seed(3);
@@ -82,6 +85,7 @@ TEST(release_grads_and_vit_mlp_recompute_change_nothing) {
   free(g_ref);
   free(g);
   paramset_free(&ps);
+  gelu_mlp_set_recompute_min(recompute_min);
 }
 
 TEST(arena_release_reuses_big_blocks_only) {
@@ -96,4 +100,25 @@ TEST(arena_release_reuses_big_blocks_only) {
   CHECK(!arena_release(s)); /* small allocations are not reclaimed */
   CHECK(!arena_release(NULL));
   ag_step_reset();
+}
+
+/* The recompute is for large activations only: below the threshold the MLP is the plain
+ * composition (no recompute node), at or above it the node is recorded. */
+TEST(vit_mlp_recompute_threshold) {
+  ParamSet ps = {0};
+  ViTMLP m;
+  rng_seed(3);
+  ViTMLP_init(&m, &ps, "mlp", 8, 64, 0.3f);
+  Tensor *X = tensor_full(2, (const int[]){16, 8}, 0.5f); /* (tokens, num_hiddens) */
+  X->requires_grad = true;
+  const size_t hidden_bytes = sizeof(float) * 16 * 64;
+  size_t old = gelu_mlp_set_recompute_min(hidden_bytes + 1);
+  Tensor *Y = ViTMLP_forward(&m, X, true);
+  CHECK(!(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "gelu_mlp_recompute") == 0));
+  gelu_mlp_set_recompute_min(hidden_bytes);
+  Y = ViTMLP_forward(&m, X, true);
+  CHECK(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "gelu_mlp_recompute") == 0);
+  CHECK(gelu_mlp_set_recompute_min(old) == hidden_bytes);
+  ag_step_reset();
+  paramset_free(&ps);
 }
