@@ -50,6 +50,12 @@ bench-lab07: $(LAB_BIN)/lab07 $(BENCH_DIR)/bench_gemm
 bench-torch:
 	@for w in lab03-d2l10 lab06-d2l10 lab07-d2l; do OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tests/bench/torch_step_time.py $$w 10 || exit 1; done
 
+# The kit against PyTorch in one sitting, workload by workload (issues 14 and 17's ratio tables):
+# `make bench-vs-torch [ISA=avx2]`. Not part of `make bench` (PyTorch is not a dependency).
+.PHONY: bench-vs-torch
+bench-vs-torch: $(LAB_BIN)/lab03 $(LAB_BIN)/lab06 $(LAB_BIN)/lab07 $(BENCH_DIR)/bench_gemm
+	@ISA=$(ISA) bash tests/bench/vs_torch.sh $(LAB_BIN) $(BENCH_DIR)/bench_gemm
+
 # lab03 (Bahdanau attention): the classic preset for LAB03_SEEDS (tokens/sec, peak RSS, final
 # loss, mean BLEU of the four sentences, held-out BLEU-2) and two epochs of --preset d2l-1.0
 # (s/epoch), next to the PyTorch reference of issue 4. Targets: >= 55,000 tokens/sec, loss

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# vs_torch.sh LAB_BIN BENCH_GEMM — the kit against the book's models in PyTorch, in one sitting
+# (`make bench-vs-torch [ISA=avx2]`): for each workload of issues 14 and 17, the kit's run, then
+# PyTorch's (tests/bench/torch_step_time.py), then the kit again, and the ratio of PyTorch's
+# time to the kit's (best of the kit's two runs, so a neighbour's burst on the shared machine
+# does not decide it). Seconds per epoch for the translation labs (an epoch: 10 steps of the
+# classic presets, 4 of d2l-1.0, in both), images per second for the ViT. With ISA=avx2,
+# PyTorch is pinned to its AVX2 kernels too (ATEN_CPU_CAPABILITY, OPENBLAS_CORETYPE), as an
+# AVX2 laptop would run both. Needs Debian's python3-torch; says so and stops without it.
+set -u
+LAB_BIN=${1:?usage: vs_torch.sh LAB_BIN BENCH_GEMM}
+BENCH_GEMM=${2:?usage: vs_torch.sh LAB_BIN BENCH_GEMM}
+PY=/usr/bin/python3
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "skip bench-vs-torch: no PyTorch for $PY (apt-get install python3-torch)"
+  exit 0
+fi
+export AL_NO_GNUPLOT=1 OMP_WAIT_POLICY=PASSIVE
+if [ "${ISA:-}" = avx2 ]; then
+  export ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs_torch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# kit_run NAME ARGS...: one run of the kit; prints "SECONDS_OF_TRAINING GFLOP/s IMAGES/s"
+kit_run() {
+  local lab=$1
+  shift
+  "$LAB_BIN/$lab" --out "$tmp/$lab" "$@" >"$tmp/log" 2>&1 || {
+    echo "bench-vs-torch: $LAB_BIN/$lab $* failed:" >&2
+    tail -5 "$tmp/log" >&2
+    return 1
+  }
+  local secs gfs ips
+  secs=$(sed -n 's/^matrix products: .* in \([0-9.]*\) s of training, .*/\1/p' "$tmp/log" | tail -1)
+  gfs=$(sed -n 's/^matrix products: .*, \([0-9.]*\) GFLOP\/s$/\1/p' "$tmp/log" | tail -1)
+  ips=$(sed -n 's/.*: \([0-9.]*\) images\/sec on .*/\1/p' "$tmp/log" | tail -1)
+  echo "${secs:-nan} ${gfs:-nan} ${ips:-nan}"
+}
+
+torch_run() { # prints PyTorch's s/epoch or images/sec
+  "$PY" tests/bench/torch_step_time.py "$1" "$2" 2>&1 |
+    sed -n 's/.*, \([0-9.]*\) \(s\/epoch\|images\/sec\)$/\1/p' | tail -1
+}
+
+peak=$("$BENCH_GEMM" --peak)
+peak2=$(echo "$peak" | sed -n 's/.*, \([0-9.]*\) on 2$/\1/p')
+echo "kit: $LAB_BIN (${ISA:-native} build); PyTorch $("$PY" -c 'import torch; print(torch.__version__)') (2 threads); CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores"
+echo "FMA $peak"
+printf '%-22s %12s %12s %8s  %s\n' workload kit PyTorch ratio "kit's matrix products"
+
+# row LABEL LAB EPOCHS_OR_0 TORCH_WORKLOAD TORCH_STEPS UNIT KIT_ARGS...
+row() {
+  local label=$1 lab=$2 epochs=$3 tw=$4 tsteps=$5 unit=$6
+  shift 6
+  local a b t
+  a=$(kit_run "$lab" "$@") || return 1
+  t=$(torch_run "$tw" "$tsteps")
+  b=$(kit_run "$lab" "$@") || return 1
+  awk -v a="$a" -v b="$b" -v t="${t:-nan}" -v e="$epochs" -v unit="$unit" -v label="$label" \
+      -v peak="${peak2:-0}" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    if (unit == "s/epoch") { k = (x[1] < y[1] ? x[1] : y[1]) / e; r = t / k }
+    else { k = (x[3] > y[3] ? x[3] : y[3]); r = k / t }
+    g = x[2] > y[2] ? x[2] : y[2]
+    pct = peak > 0 ? sprintf(" (%.0f%% of the 2-core peak)", 100 * g / peak) : ""
+    printf "%-22s %12s %12s %7.2fx  %.1f GFLOP/s%s\n", label, sprintf("%.4g %s", k, unit),
+           sprintf("%.4g", t), r, g, pct
+  }'
+}
+
+row "lab03 classic" lab03 60 lab03-classic 30 s/epoch --epochs 60 --heldout 0
+row "lab06 classic" lab06 40 lab06-classic 30 s/epoch --epochs 40 --no-heldout
+row "lab07 CPU preset" lab07 1 lab07-cpu 30 images/s --steps 150
+row "lab07 book preset" lab07 1 lab07-d2l 6 images/s --preset d2l --steps 8
+row "lab03 d2l-1.0" lab03 4 lab03-d2l10 8 s/epoch --preset d2l-1.0 --epochs 4 --heldout 0
+row "lab06 d2l-1.0" lab06 4 lab06-d2l10 8 s/epoch --preset d2l-1.0 --epochs 4 --no-heldout
+echo "(ratio: PyTorch's time over the kit's; the kit runs its presets' thread counts: one thread for the classic presets, every core for the rest)"
