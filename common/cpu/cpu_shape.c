@@ -31,30 +31,37 @@ static inline void add_run(float *restrict dst, const float *restrict src, int n
  * (i0..i3) reads input offset sum(i_k * sstride[k]). When the last dim stays last
  * (sstride[3] == 1, e.g. transpose_qkv's (B,T,H,D) -> (B,H,T,D)) each innermost run is
  * contiguous on both sides: memcpy-like loops the compiler vectorizes. */
+/* Runs of at least this many floats in all are split across the threads (every mode writes
+ * each element once: a permutation), below it one thread: the ViT's transpose_qkv moves
+ * 8704 runs of 16 floats per call, and serial it kept the second core waiting. */
+#define PERMUTE_PAR_MIN 65536
+
 void cpu_permute(float *in, float *outp, const int *oshape, const long *sstride,
                  PermuteMode mode) {
   const long st = sstride[3];
   const int n = oshape[3];
-  float *o = outp;
-  for (int a = 0; a < oshape[0]; a++)
-    for (int b = 0; b < oshape[1]; b++)
-      for (int c = 0; c < oshape[2]; c++, o += n) {
-        float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
-        if (st == 1) {
-          if (mode == PW_GATHER)
-            cpu_copy_run(o, base, n);
-          else if (mode == PW_STORE)
-            cpu_copy_run(base, o, n);
-          else
-            add_run(base, o, n);
-        } else if (mode == PW_GATHER) {
-          for (int d = 0; d < n; d++) o[d] = base[d * st];
-        } else if (mode == PW_STORE) {
-          for (int d = 0; d < n; d++) base[d * st] = o[d];
-        } else {
-          for (int d = 0; d < n; d++) base[d * st] += o[d];
-        }
-      }
+  const long runs = (long)oshape[0] * oshape[1] * oshape[2];
+#pragma omp parallel for schedule(static) if (runs * n >= PERMUTE_PAR_MIN)
+  for (long r = 0; r < runs; r++) {
+    const long c = r % oshape[2], ab = r / oshape[2];
+    const long b = ab % oshape[1], a = ab / oshape[1];
+    float *o = outp + r * n;
+    float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
+    if (st == 1) {
+      if (mode == PW_GATHER)
+        cpu_copy_run(o, base, n);
+      else if (mode == PW_STORE)
+        cpu_copy_run(base, o, n);
+      else
+        add_run(base, o, n);
+    } else if (mode == PW_GATHER) {
+      for (int d = 0; d < n; d++) o[d] = base[d * st];
+    } else if (mode == PW_STORE) {
+      for (int d = 0; d < n; d++) base[d * st] = o[d];
+    } else {
+      for (int d = 0; d < n; d++) base[d * st] += o[d];
+    }
+  }
 }
 
 /* ---------- concat ---------- */

@@ -44,6 +44,38 @@ TEST(permute_values) {
   CHECK_ERROR(t_permute(x, (int[]){0, 1, 3}), "dim 3 is out of range");
 }
 
+/* Above PERMUTE_PAR_MIN (65536 floats) the runs are split across threads: the values, the
+ * fresh gradient (stored) and a second one (added) must still land on the right elements, for a
+ * contiguous last dim (transpose_qkv's case) and a moved one. Integers: exact in float. */
+TEST(permute_large_values_and_gradients) {
+  const int perms[2][4] = {{0, 2, 1, 3}, {3, 1, 0, 2}};
+  for (int pi = 0; pi < 2; pi++) {
+    const int *pm = perms[pi];
+    Tensor *x = ARANGE(4, 64, 32, 16); /* 131072 floats */
+    x->requires_grad = true;
+    Tensor *y = t_permute(x, pm);
+    long bad = 0;
+    int i[4];
+    for (i[0] = 0; i[0] < 4; i[0]++)
+      for (i[1] = 0; i[1] < 64; i[1]++)
+        for (i[2] = 0; i[2] < 32; i[2]++)
+          for (i[3] = 0; i[3] < 16; i[3]++) {
+            int o[4] = {i[pm[0]], i[pm[1]], i[pm[2]], i[pm[3]]};
+            bad += *tensor_at(y, o) != (float)(((i[0] * 64 + i[1]) * 32 + i[2]) * 16 + i[3]);
+          }
+    if (bad) test_fail(__FILE__, __LINE__, "perm %d: %ld wrong values", pi, bad);
+    /* d/dx sum(y * y) = 2 x through the permutation back; two permutes of x reach x's
+     * gradient twice (stored fresh, then added): 4 x */
+    Tensor *y2 = t_permute(x, pm);
+    Tensor *l = t_add(t_sum_all(t_mul(y, y)), t_sum_all(t_mul(y2, y2)));
+    ag_backward(l);
+    bad = 0;
+    for (long k = 0; k < x->size; k++) bad += x->grad[k] != 4.0f * x->data[k];
+    if (bad) test_fail(__FILE__, __LINE__, "perm %d: %ld wrong gradients", pi, bad);
+    ag_step_reset();
+  }
+}
+
 TEST(transpose_values) {
   Tensor *x = ARANGE(2, 3);
   Tensor *y = t_transpose(x, 0, -1);
