@@ -43,10 +43,24 @@ torch_run() { # prints PyTorch's s/epoch or images/sec
     sed -n 's/.*, \([0-9.]*\) \(s\/epoch\|images\/sec\)$/\1/p' | tail -1
 }
 
-peak=$("$BENCH_GEMM" --peak)
-peak2=$(echo "$peak" | sed -n 's/.*, \([0-9.]*\) on 2$/\1/p')
+# The FMA peak of both cores together, the best of three readings (a neighbour's job on the
+# shared machine lowers one: one reading once gave 117 on 2 cores for 117 on 1). Still below
+# 1.5x one core's: the second core was busy throughout; then 2x one core's is used, and said.
+peak1=0 peak2=0
+for _ in 1 2 3; do
+  p=$("$BENCH_GEMM" --peak)
+  p1=$(echo "$p" | sed -n 's/^peak \([0-9.]*\) GFLOP\/s on 1 thread.*/\1/p')
+  p2=$(echo "$p" | sed -n 's/.*, \([0-9.]*\) on 2$/\1/p')
+  peak1=$(awk -v a="$peak1" -v b="${p1:-0}" 'BEGIN { print (b > a ? b : a) }')
+  peak2=$(awk -v a="$peak2" -v b="${p2:-0}" 'BEGIN { print (b > a ? b : a) }')
+done
+peak="FMA peak $peak1 GFLOP/s on 1 thread, $peak2 on 2 (best of 3 readings)"
+if awk -v a="$peak1" -v b="$peak2" 'BEGIN { exit !(b < 1.5 * a) }'; then
+  peak2=$(awk -v a="$peak1" 'BEGIN { print 2 * a }')
+  peak="$peak; the second core was busy while it was read: percentages use 2 x $peak1"
+fi
 echo "kit: $LAB_BIN (${ISA:-native} build); PyTorch $("$PY" -c 'import torch; print(torch.__version__)') (2 threads); CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores"
-echo "FMA $peak"
+echo "$peak"
 printf '%-22s %12s %12s %8s  %s\n' workload kit PyTorch ratio "kit's matrix products"
 
 # row LABEL LAB EPOCHS_OR_0 TORCH_WORKLOAD TORCH_STEPS UNIT KIT_ARGS...
