@@ -336,6 +336,7 @@ help:
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"
 	@echo "  make bench [ISA=avx2]   GEMM GFLOP/s and lab throughput (ISA=avx2: an AVX2 build's)"
+	@echo "  make bench-vs-torch     the kit beside PyTorch, workload by workload (ISA=avx2 too)"
 	@echo "  make fuzz [FUZZ_SECONDS=60]  each libFuzzer harness for that long (tests/fuzz)"
 	@echo "  make vec-check          every loop marked hot vectorizes (AVX2, AVX-512, aarch64)"
 	@echo "  make test-aarch64       aarch64 cross build: unit tests + short lab runs under qemu"
