@@ -35,6 +35,18 @@
 
 #include "util.h"
 
+/* The scripts say `set encoding utf8`; under a non-UTF-8 locale (LANG unset: a container, an
+ * ssh session, CI) gnuplot then warns "iconv failed to convert degree sign" once per figure.
+ * Such a locale gets gnuplot run under C.UTF-8 (glibc's built-in UTF-8 locale). */
+static bool utf8_locale(void) {
+  const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+  }
+  return false;
+}
+
 /* ------------------------------------------------------------------ gnuplot probe */
 
 static int g_probed;            /* probe done */
@@ -295,7 +307,7 @@ static int render(const Paths *p) {
   sigemptyset(&ign.sa_mask);
   sigaction(SIGPIPE, &ign, &old);
   int rc = 0;
-  FILE *gp = popen("gnuplot", "w");
+  FILE *gp = popen(utf8_locale() ? "gnuplot" : "LC_ALL=C.UTF-8 gnuplot", "w");
   if (!gp) {
     fprintf(stderr, "plot: cannot start gnuplot for '%s': %s\n", p->gp, strerror(errno));
     rc = -1;

@@ -53,6 +53,17 @@ else
   skip "lab07: Fashion-MNIST not found (make deps installs dataset-fashion-mnist)"
 fi
 
+# A terminal with no UTF-8 locale (LANG unset: containers, ssh, CI): the scripts' `set encoding
+# utf8` made gnuplot warn "iconv failed to convert degree sign" once per figure
+if [ ${#need_image[@]} -gt 0 ] && [ -x ./lab01 ]; then
+  env -u AL_NO_GNUPLOT -u LANG -u LC_CTYPE LC_ALL=C ./lab01 --out "$tmp/lab01_c" >"$tmp/lab01_c.log" 2>&1
+  if grep -qi 'warning' "$tmp/lab01_c.log"; then
+    bad "lab01 under LC_ALL=C: gnuplot warned: $(grep -i -m1 warning "$tmp/lab01_c.log")"
+  else
+    ok "lab01 under LC_ALL=C: figures drawn without a gnuplot warning"
+  fi
+fi
+
 if python3 tests/tools/figcheck.py "${need_image[@]}" "$out" >"$tmp/figcheck.log" 2>&1; then
   ok "figcheck: $(tail -1 "$tmp/figcheck.log")"
 else
