@@ -74,8 +74,8 @@ CFLAGS_BASE += -DAL_HAVE_CBLAS -DAL_CBLAS_ACCELERATE -DACCELERATE_NEW_LAPACK
 LDLIBS += -framework Accelerate
 FEATURES += accelerate
 endif
-# CUDA: nvcc builds cuda/*.cu into the labs (cudart linked statically, cuBLAS from the toolkit,
-# found at run time through the rpath); the host code nvcc emits needs the C++ runtime.
+# CUDA: nvcc builds cuda/*.cu into the labs (cudart linked statically; cuBLAS loaded from the
+# toolkit at run time, through the rpath); the host code nvcc emits needs the C++ runtime.
 # The toolkit's root comes from nvcc itself (its --dryrun prints TOP): the nvcc on PATH may be a
 # wrapper script in /usr/local/bin whose directory holds no libraries. CUDA_HOME=... overrides.
 CUDA_LIBDIR :=
