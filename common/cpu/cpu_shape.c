@@ -39,27 +39,29 @@ static inline void add_run(float *restrict dst, const float *restrict src, int n
 void cpu_permute(float *in, float *outp, const int *oshape, const long *sstride,
                  PermuteMode mode) {
   const long st = sstride[3];
-  const int n = oshape[3];
-  const long runs = (long)oshape[0] * oshape[1] * oshape[2];
-#pragma omp parallel for schedule(static) if (runs * n >= PERMUTE_PAR_MIN)
-  for (long r = 0; r < runs; r++) {
-    const long c = r % oshape[2], ab = r / oshape[2];
-    const long b = ab % oshape[1], a = ab / oshape[1];
-    float *o = outp + r * n;
-    float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
-    if (st == 1) {
-      if (mode == PW_GATHER)
-        cpu_copy_run(o, base, n);
-      else if (mode == PW_STORE)
-        cpu_copy_run(base, o, n);
-      else
-        add_run(base, o, n);
-    } else if (mode == PW_GATHER) {
-      for (int d = 0; d < n; d++) o[d] = base[d * st];
-    } else if (mode == PW_STORE) {
-      for (int d = 0; d < n; d++) base[d * st] = o[d];
-    } else {
-      for (int d = 0; d < n; d++) base[d * st] += o[d];
+  const int n = oshape[3], nc = oshape[2];
+  const long outer = (long)oshape[0] * oshape[1];
+  /* threads share the (a, b) pairs; the runs inside one pair stay in order */
+#pragma omp parallel for schedule(static) if (outer * nc * n >= PERMUTE_PAR_MIN)
+  for (long ab = 0; ab < outer; ab++) {
+    const long a = ab / oshape[1], b = ab % oshape[1];
+    float *o = outp + ab * nc * n;
+    for (int c = 0; c < nc; c++, o += n) {
+      float *base = in + a * sstride[0] + b * sstride[1] + c * sstride[2];
+      if (st == 1) {
+        if (mode == PW_GATHER)
+          cpu_copy_run(o, base, n);
+        else if (mode == PW_STORE)
+          cpu_copy_run(base, o, n);
+        else
+          add_run(base, o, n);
+      } else if (mode == PW_GATHER) {
+        for (int d = 0; d < n; d++) o[d] = base[d * st];
+      } else if (mode == PW_STORE) {
+        for (int d = 0; d < n; d++) base[d * st] = o[d];
+      } else {
+        for (int d = 0; d < n; d++) base[d * st] += o[d];
+      }
     }
   }
 }
