@@ -31,8 +31,8 @@ static inline void add_run(float *restrict dst, const float *restrict src, int n
  * (i0..i3) reads input offset sum(i_k * sstride[k]). When the last dim stays last
  * (sstride[3] == 1, e.g. transpose_qkv's (B,T,H,D) -> (B,H,T,D)) each innermost run is
  * contiguous on both sides: memcpy-like loops the compiler vectorizes. */
-/* Runs of at least this many floats in all are split across the threads (every mode writes
- * each element once: a permutation), below it one thread: the ViT's transpose_qkv moves
+/* Permutes of at least this many floats are shared across the threads (every mode writes each
+ * element once: a permutation), smaller ones run on one thread: the ViT's transpose_qkv moves
  * 8704 runs of 16 floats per call, and serial it kept the second core waiting. */
 #define PERMUTE_PAR_MIN 65536
 
