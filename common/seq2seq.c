@@ -60,6 +60,44 @@ Tensor *seq2seq_dec_input(const Tensor *Y, int bos) {
 
 /* ================================================================ training */
 
+/* The longest valid length of a batch (at least 1). */
+static int batch_max_len(const Tensor *valid_len) {
+  int n = 1;
+  for (int i = 0; i < valid_len->shape[0]; i++)
+    if ((int)valid_len->data[i] > n) n = (int)valid_len->data[i];
+  return n;
+}
+
+/* The first n columns of a host (batch, num_steps) batch tensor, as a new host tensor. */
+static Tensor *first_cols(const Tensor *A, int n) {
+  const int B = A->shape[0], T = A->shape[1];
+  if (n >= T) return (Tensor *)A;
+  Tensor *R = tensor_new_on(DEV_CPU, 2, (const int[]){B, n}); /* (batch, n) */
+  for (int b = 0; b < B; b++)
+    memcpy(R->data + (size_t)b * (size_t)n, A->data + (size_t)b * (size_t)T,
+           sizeof(float) * (size_t)n);
+  return R;
+}
+
+Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
+                           bool trim) {
+  /* Target positions at or past every row's valid length are weighted 0 by the loss, and the
+   * decoders are causal (position t reads positions <= t only), so those columns change neither
+   * the loss nor a gradient: trim drops them, and the source columns that are padding in every
+   * row when the encoder ignores padding. Same loss, same gradients, less work: 31% of the
+   * d2l-1.0 columns, 40% of the classic ones on fra-eng's short pairs. The book computes them. */
+  const int T = num_steps, Ty = trim ? batch_max_len(b->Y_valid_len) : T;
+  const int Tx = trim && m->encoder_ignores_padding ? batch_max_len(b->X_valid_len) : T;
+  const Device dv = m->ps->device; /* send the batch to the model's device */
+  Tensor *X = tensor_to(first_cols(b->X, Tx), dv), *X_vl = tensor_to(b->X_valid_len, dv);
+  Tensor *Y = tensor_to(first_cols(b->Y, Ty), dv), *Y_vl = tensor_to(b->Y_valid_len, dv);
+  Tensor *dec_X = seq2seq_dec_input(Y, bos);                /* (batch, Ty) */
+  Tensor *Y_hat = m->forward(m->net, X, X_vl, dec_X, true); /* (batch, Ty, tgt_vocab) */
+  Tensor *l = MaskedSoftmaxCELoss(Y_hat, Y, Y_vl);          /* (batch): mean over Ty */
+  Tensor *ls = t_sum_all(l);                                /* (1) */
+  return Ty < T ? t_scale(ls, (float)Ty / (float)T) : ls;  /* the book's mean over num_steps */
+}
+
 int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *cfg,
                   Seq2SeqTrainResult *res) {
   memset(res, 0, sizeof *res);
@@ -93,13 +131,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
       paramset_zero_grad(m->ps);
       long nt = 0; /* the batch is built on the host: count its tokens there */
       for (int i = 0; i < b.size; i++) nt += (long)b.Y_valid_len->data[i];
-      const Device dv = m->ps->device; /* send the batch to the model's device */
-      Tensor *X = tensor_to(b.X, dv), *X_vl = tensor_to(b.X_valid_len, dv);
-      Tensor *Y = tensor_to(b.Y, dv), *Y_vl = tensor_to(b.Y_valid_len, dv);
-      Tensor *dec_X = seq2seq_dec_input(Y, bos);              /* (batch, num_steps) */
-      Tensor *Y_hat = m->forward(m->net, X, X_vl, dec_X, true);
-      Tensor *l = MaskedSoftmaxCELoss(Y_hat, Y, Y_vl);        /* (batch) */
-      Tensor *ls = t_sum_all(l);                              /* (1) */
+      Tensor *ls = seq2seq_batch_loss(m, &b, d->num_steps, bos, true); /* (1) */
       float ls_host;
       tensor_to_host(ls, &ls_host); /* the one number a step reads back */
       double lsum = ls_host;

@@ -29,6 +29,11 @@ typedef struct Seq2SeqModel {
   /* Optional (may be NULL): the attention weights of the last decode_step, e.g. (1, 1, keys)
    * for Bahdanau. predict_seq2seq copies its `size` floats per step. */
   Tensor *(*step_attention)(void *net);
+  /* true: the encoder's outputs at real source positions do not depend on the padding, and the
+   * decoder reads them only through attention masked by X_valid_len (the Transformer). The
+   * trainer then drops source columns that are padding in every row of a batch. false for the
+   * GRU encoders: the book's decoder starts from the state after the padding. */
+  bool encoder_ignores_padding;
 } Seq2SeqModel;
 
 /* ---------------------------------------------------------------- loss */
@@ -43,6 +48,13 @@ Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len);
 Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
 
 /* ---------------------------------------------------------------- training */
+
+/* One batch's loss as train_seq2seq takes it: the sum over the batch of each sequence's
+ * MaskedSoftmaxCELoss (mean over num_steps), forward in training mode, ready for backward.
+ * trim drops the columns that cannot change it (see encoder_ignores_padding); tests compare
+ * both ways. Returns (1). */
+Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
+                           bool trim);
 
 /* Why labs 03 and 06 refuse --epochs 0 (said with the range error). */
 #define SEQ2SEQ_EPOCHS_WHY \

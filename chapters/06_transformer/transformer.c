@@ -298,7 +298,8 @@ Seq2SeqModel Transformer_model(Transformer *t, ParamSet *ps) {
                         .forward = Transformer_forward,
                         .begin_decode = Transformer_begin_decode,
                         .decode_step = Transformer_decode_step,
-                        .step_attention = NULL};
+                        .step_attention = NULL,
+                        .encoder_ignores_padding = true};
 }
 
 void Transformer_tag(const Transformer *t, char *buf, size_t n) {
