@@ -56,6 +56,15 @@ Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
 Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
                            bool trim);
 
+/* Forward and backward of one batch as train_seq2seq runs them: the gradients of the batch's
+ * loss are added into the parameters' (d2l 0.17's summed per-sequence loss, or d2l 1.0's mean
+ * over valid tokens with token_mean). split: a batch of 64+ rows whose lengths differ enough
+ * runs as two parts sorted by length, each trimmed to its own longest row (the gradients add
+ * up to the whole batch's); the arena is then rewound between the parts, so b is gone after
+ * the call. Returns the summed per-sequence loss (the book's metric). */
+double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
+                              bool token_mean, bool split);
+
 /* Why labs 03 and 06 refuse --epochs 0 (said with the range error). */
 #define SEQ2SEQ_EPOCHS_WHY \
   "training runs at least one epoch; to translate without training, --load a checkpoint " \

@@ -213,7 +213,11 @@ The data are d2l's English–French pairs (the first 600 lines of `fra.txt`), to
 padded to 10 steps exactly as the book does. We train with the book's settings — embedding
 and hidden size 32, 2 layers, dropout 0.1, batches of 64, Adam with learning rate 0.005,
 gradients clipped to norm 1, 250 epochs — minimizing the masked softmax cross-entropy (padding
-tokens do not count). Tokens/s counts the valid target tokens per second of training, as the
+tokens do not count). The book's code computes the padded target positions anyway; our
+`train_seq2seq` skips those past every row's valid length (the decoder is causal, and the loss
+weighs them 0) and runs a batch of mixed lengths as two parts sorted by length: the same loss and
+gradients, less arithmetic. The source keeps its padding: the decoder starts from the encoder's
+state after it, as in the book. Tokens/s counts the valid target tokens per second of training, as the
 book's `train_seq2seq` does; its closing line is the last epoch's rate.
 
 The initialisation is the book's too. Its `xavier_init_weights` draws the weights of every

@@ -346,6 +346,13 @@ clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`
 0.005, 200 epochs on 600 English–French pairs. `--preset d2l-1.0`: $d = 256$, FFN 64, 4 heads,
 2 blocks, dropout 0.2, learning rate 0.001, 30 epochs, gradient clip 1, on 512 pairs (batch
 128, 9 steps), with 129 validation pairs.
+
+fra-eng's first pairs are short: a d2l-1.0 batch holds about 4 real tokens per 9 steps. The book
+computes every padded position; `train_seq2seq` skips what the loss cannot see — target positions
+past every row's valid length (the decoder is causal, the loss weighs them 0) and source positions
+that are padding in every row (attention masks them) — and runs a batch of mixed lengths as two
+parts sorted by length. The loss and gradients are the whole padded batch's
+(`tests/unit/test_seq2seq_trim.c`); the step does 0.57 of the book's position-wise arithmetic.
   */
   NmtConfig ncfg;
   const bool d2l10 = args.preset && strcmp(args.preset, "d2l-1.0") == 0;

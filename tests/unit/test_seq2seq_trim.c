@@ -1,6 +1,6 @@
 /* test_seq2seq_trim.c — the trainer drops batch columns that cannot change the loss
- * (seq2seq_batch_loss with trim): the loss and every parameter gradient must equal those of the
- * full, padded batch, for the Transformer (source and target trimmed) and for lab03's GRU with
+ * (seq2seq_batch_loss with trim) and cuts batches in two by length (seq2seq_batch_backward): the
+ * loss and every parameter gradient must equal those of the full, padded batch, for the Transformer (source and target trimmed) and for lab03's GRU with
  * additive attention (target only: its decoder starts from the encoder state after the padding,
  * so trimming the source there must change the loss — checked too). */
 #include <math.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../chapters/06_transformer/transformer.h"
+#include "../../common/gemm.h"
 #include "../../common/nn.h"
 #include "../../common/rng.h"
 #include "../../common/seq2seq.h"
@@ -68,6 +69,65 @@ static void check_trim_is_exact(Seq2SeqModel *m) {
   free(gt);
 }
 
+/* A batch of 64 rows, lengths spread over 1..T: seq2seq_batch_backward cuts it by length. */
+static NmtBatch long_batch(void) {
+  enum { R = 64 };
+  NmtBatch b = {.size = R};
+  b.X = tensor_new(2, (const int[]){R, T});          /* (batch, num_steps) */
+  b.Y = tensor_new(2, (const int[]){R, T});          /* (batch, num_steps) */
+  b.X_valid_len = tensor_new(1, (const int[]){R});   /* (batch) */
+  b.Y_valid_len = tensor_new(1, (const int[]){R});   /* (batch) */
+  for (int r = 0; r < R; r++) {
+    const int xv = 1 + (r * 5) % 4, yv = r % 9 == 0 ? T : 1 + (r * 3) % 4; /* few long rows */
+    b.X_valid_len->data[r] = (float)xv;
+    b.Y_valid_len->data[r] = (float)yv;
+    for (int t = 0; t < T; t++) {
+      b.X->data[r * T + t] = t < xv ? (float)(3 + (r * 5 + t * 3) % (SV - 3)) : PAD;
+      b.Y->data[r * T + t] = t < yv ? (float)(3 + (r * 7 + t * 2) % (TV - 3)) : PAD;
+    }
+  }
+  return b;
+}
+
+/* The loss and gradients of long_batch through seq2seq_batch_backward, and its products' flops. */
+static double batch_backward(Seq2SeqModel *m, bool token_mean, bool split, float *g,
+                             double *flops) {
+  NmtBatch b = long_batch();
+  paramset_zero_grad(m->ps);
+  const double f0 = gemm_flops();
+  const double l = seq2seq_batch_backward(m, &b, T, BOS, token_mean, split);
+  *flops = gemm_flops() - f0;
+  memcpy(g, m->ps->grad, sizeof(float) * (size_t)m->ps->total);
+  ag_step_reset();
+  return l;
+}
+
+/* Cut in two by length or whole: the same loss and gradients (tolerance as above), and the cut
+ * batch does fewer flops (so it was cut). */
+static void check_split_is_exact(Seq2SeqModel *m) {
+  paramset_pack(m->ps);
+  const long n = m->ps->total;
+  float *gw = malloc(sizeof(float) * (size_t)n), *gs = malloc(sizeof(float) * (size_t)n);
+  for (int token_mean = 0; token_mean < 2; token_mean++) {
+    double fw, fs;
+    const double lw = batch_backward(m, token_mean, false, gw, &fw);
+    const double ls = batch_backward(m, token_mean, true, gs, &fs);
+    CHECK(isfinite(lw) && lw > 0);
+    CHECK_NEAR(ls, lw, 1e-5 * fabs(lw));
+    CHECK(fs < 0.9 * fw);
+    double gmax = 0, dmax = 0;
+    for (long i = 0; i < n; i++) {
+      gmax = fmax(gmax, fabs(gw[i]));
+      dmax = fmax(dmax, fabs(gw[i] - gs[i]));
+    }
+    if (!(gmax > 0 && dmax <= 1e-5 * gmax))
+      test_fail(__FILE__, __LINE__, "%s, token_mean %d: gradients differ by %.3g (largest %.3g)",
+                m->name, token_mean, dmax, gmax);
+  }
+  free(gw);
+  free(gs);
+}
+
 TEST(seq2seq_trim_transformer_same_loss_and_gradients) {
   if (!causal_valid_lens(1, 1, 0) || positional_encoding_table((float[2]){0}, 1, 2) != 0) {
     test_skip("the lab04-06 exercises are stubs in this build (VARIANT=labs)");
@@ -83,6 +143,7 @@ TEST(seq2seq_trim_transformer_same_loss_and_gradients) {
   Seq2SeqModel m = Transformer_model(&t, &ps);
   CHECK(m.encoder_ignores_padding);
   check_trim_is_exact(&m);
+  check_split_is_exact(&m);
   Transformer_free(&t);
   paramset_free(&ps);
 }
@@ -100,6 +161,7 @@ TEST(seq2seq_trim_gru_target_only) {
   Seq2SeqModel m = BahdanauNet_model(&net);
   CHECK(!m.encoder_ignores_padding);
   check_trim_is_exact(&m);
+  check_split_is_exact(&m);
   /* Why the GRU's source is kept whole: its decoder starts from the state after the padding. */
   float *g = malloc(sizeof(float) * (size_t)m.ps->total); /* packed by the check above */
   const float whole = loss_and_grads(&m, true, g);
