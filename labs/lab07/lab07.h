@@ -52,6 +52,8 @@ typedef struct ViT {
   LayerNorm head_ln;     /* head = LayerNorm + Linear on the <cls> output */
   Linear head;           /* (num_hiddens, num_classes) */
   bool mean_pool;        /* challenge: classify the mean of the patch outputs instead of <cls> */
+  int last_cls_only;     /* vit.c: the last block on the <cls> row only; 0 until checked
+                            against ViTBlock_forward, then 1 (in use) or -1 (every row) */
 } ViT;
 /* Exercise 7.3 — the <cls> + position step. patches (batch, num_patches, num_hiddens) ->
  * (batch, num_patches + 1, num_hiddens): prepend cls_token to every example, add
