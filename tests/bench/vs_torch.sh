@@ -78,8 +78,9 @@ row() {
     else { k = (x[3] > y[3] ? x[3] : y[3]); r = k / t }
     g = x[2] > y[2] ? x[2] : y[2]
     pct = peak > 0 ? sprintf(" (%.0f%% of the 2-core peak)", 100 * g / peak) : ""
-    printf "%-22s %12s %12s %7.2fx  %.1f GFLOP/s%s\n", label, sprintf("%.4g %s", k, unit),
-           sprintf("%.4g", t), r, g, pct
+    fmt = k >= 1000 ? "%.0f" : "%.4g" # 14540 images/s, not 1.454e+04
+    printf "%-22s %12s %12s %7.2fx  %.1f GFLOP/s%s\n", label, sprintf(fmt " %s", k, unit),
+           sprintf(t >= 1000 ? "%.0f" : "%.4g", t), r, g, pct
   }'
 }
 
