@@ -4,6 +4,7 @@
  * additive attention (target only: its decoder starts from the encoder state after the padding,
  * so trimming the source there must change the loss — checked too). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,21 @@ static NmtBatch padded_batch(void) {
   return b;
 }
 
+/* Fail unless got matches want to 1e-5 of want's largest entry: the same arithmetic, but the
+ * products' sums over rows are blocked differently once padded rows are gone or rows move. */
+static void check_grads_match(int line, const char *what, const float *want, const float *got,
+                              long n) {
+  double gmax = 0, dmax = 0;
+  long worst = 0;
+  for (long i = 0; i < n; i++) {
+    gmax = fmax(gmax, fabs(want[i]));
+    if (fabs(want[i] - got[i]) > dmax) dmax = fabs(want[i] - got[i]), worst = i;
+  }
+  if (!(gmax > 0 && dmax <= 1e-5 * gmax))
+    test_fail(__FILE__, line, "%s: gradient %ld is %.8g, expected %.8g (largest %.3g)", what,
+              worst, got[worst], want[worst], gmax);
+}
+
 /* The batch loss and a host copy of the gradients (g: ps->total floats). */
 static float loss_and_grads(Seq2SeqModel *m, bool trim, float *g) {
   NmtBatch b = padded_batch();
@@ -46,8 +62,7 @@ static float loss_and_grads(Seq2SeqModel *m, bool trim, float *g) {
   return l;
 }
 
-/* Trimmed equals full. Tolerance 1e-5 of the largest gradient: the same arithmetic, but the
- * products' sums over rows are blocked differently once the padded rows are gone. */
+/* Trimmed equals full (losses to 1e-5 relative, for the same reason as the gradients). */
 static void check_trim_is_exact(Seq2SeqModel *m) {
   paramset_pack(m->ps);
   const long n = m->ps->total;
@@ -55,16 +70,7 @@ static void check_trim_is_exact(Seq2SeqModel *m) {
   const float lf = loss_and_grads(m, false, gf), lt = loss_and_grads(m, true, gt);
   CHECK(isfinite(lf) && lf > 0);
   CHECK_NEAR(lt, lf, 1e-5 * fabs(lf));
-  double gmax = 0, dmax = 0;
-  long worst = 0;
-  for (long i = 0; i < n; i++) {
-    gmax = fmax(gmax, fabs(gf[i]));
-    if (fabs(gf[i] - gt[i]) > dmax) dmax = fabs(gf[i] - gt[i]), worst = i;
-  }
-  CHECK(gmax > 0);
-  if (!(dmax <= 1e-5 * gmax))
-    test_fail(__FILE__, __LINE__, "%s: gradient %ld is %.8g trimmed, %.8g full (largest %.3g)",
-              m->name, worst, gt[worst], gf[worst], gmax);
+  check_grads_match(__LINE__, m->name, gf, gt, n); /* trimmed vs full */
   free(gf);
   free(gt);
 }
@@ -115,14 +121,9 @@ static void check_split_is_exact(Seq2SeqModel *m) {
     CHECK(isfinite(lw) && lw > 0);
     CHECK_NEAR(ls, lw, 1e-5 * fabs(lw));
     CHECK(fs < 0.9 * fw);
-    double gmax = 0, dmax = 0;
-    for (long i = 0; i < n; i++) {
-      gmax = fmax(gmax, fabs(gw[i]));
-      dmax = fmax(dmax, fabs(gw[i] - gs[i]));
-    }
-    if (!(gmax > 0 && dmax <= 1e-5 * gmax))
-      test_fail(__FILE__, __LINE__, "%s, token_mean %d: gradients differ by %.3g (largest %.3g)",
-                m->name, token_mean, dmax, gmax);
+    char what[128];
+    snprintf(what, sizeof what, "%s cut vs whole, token_mean %d", m->name, token_mean);
+    check_grads_match(__LINE__, what, gw, gs, n);
   }
   free(gw);
   free(gs);
