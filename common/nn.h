@@ -32,6 +32,10 @@ void paramset_pack(ParamSet *ps);                 /* into the blocks (no-op when
 void paramset_to(ParamSet *ps, Device d);
 void paramset_zero_grad(ParamSet *ps);
 void paramset_free(ParamSet *ps);                 /* frees every tensor and the blocks */
+/* A twin's parameters read the values of src (same tensors, same order, same shapes: a second
+ * model built by the same init): dst's tensors point into src's value block, its gradients stay
+ * its own. Dies with a message when the two do not match. */
+void paramset_share_values(ParamSet *dst, const ParamSet *src);
 Tensor *paramset_find(const ParamSet *ps, const char *name);
 
 /* ---------- checkpoints (params.c) ---------- */

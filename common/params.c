@@ -154,6 +154,23 @@ void paramset_zero_grad(ParamSet *ps) {
   backend_of(ps->device)->zero(ps->grad, sizeof(float) * (size_t)(ps->total ? ps->total : 1));
 }
 
+void paramset_share_values(ParamSet *dst, const ParamSet *src) {
+  paramset_pack(dst);
+  if (dst->n != src->n || dst->total != src->total || dst->device != src->device ||
+      src->packed != src->n)
+    tensor_error("paramset_share_values", "%d tensors (%ld floats) on %s vs %d (%ld) on %s: "
+                 "the twin must be built like the model, and the model packed",
+                 dst->n, dst->total, device_name(dst->device), src->n, src->total,
+                 device_name(src->device));
+  for (int i = 0; i < dst->n; i++) {
+    if (dst->items[i]->size != src->items[i]->size)
+      tensor_error("paramset_share_values", "tensor %d: %s has %ld floats, %s %ld", i,
+                   dst->items[i]->name, dst->items[i]->size, src->items[i]->name,
+                   src->items[i]->size);
+    dst->items[i]->data = src->items[i]->data; /* dst's own block stays allocated, unused */
+  }
+}
+
 void paramset_free(ParamSet *ps) {
   for (int i = 0; i < ps->n; i++) {
     Tensor *t = ps->items[i];

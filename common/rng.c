@@ -21,6 +21,10 @@ void rng_init(Rng *r, uint64_t seed) {
 
 void rng_seed(uint64_t seed) { rng_init(&g_rng, seed); }
 
+static _Thread_local Rng *t_rng;
+Rng *rng_current(void) { return t_rng ? t_rng : &g_rng; }
+void rng_use(Rng *r) { t_rng = r; }
+
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 uint64_t rng_next(Rng *r) {

@@ -13,6 +13,7 @@
 #include "data.h"
 #include "gemm.h"
 #include "plot.h"
+#include "rng.h"
 #include "util.h"
 
 #ifdef _OPENMP
@@ -100,12 +101,14 @@ Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, in
 
 /* A batch in two parts by length. A batch of mixed lengths pays for its longest row in every
  * row, even trimmed; its rows sorted by (target, source) valid length and cut in two, each part
- * trimmed to its own longest, cost 0.57 of the padded columns of the d2l-1.0 batches instead of
- * 0.69, and 0.50 instead of 0.60 of the classic ones (fra-eng's first pairs). Forward and
- * backward run per part, the gradients add up, and the optimizer steps once: the same step as
- * the whole batch's. Measured (4 runs each, interleaved): lab06 classic 1.62-1.78 -> 1.53-1.64 s,
- * lab03 classic 0.77-0.86 -> 0.74-0.80 s, lab03 d2l-1.0 1.41-1.62 -> 1.33-1.40 s. Parts keep 32
- * rows or more, so their products stay whole tiles. */
+ * trimmed to its own longest, cost about 0.57 of the padded columns of the d2l-1.0 batches
+ * instead of 0.69, and 0.50 instead of 0.60 of the classic ones (fra-eng's first pairs).
+ * Forward and backward run per part, the gradients add up, and the optimizer steps once: the
+ * same step as the whole batch's. With two threads the parts run at once, the second on a twin
+ * of the model (seq2seq_twin_new): measured (3 runs each, interleaved, 40 classic epochs), lab03
+ * 0.68-0.72 s on one thread -> 0.44-0.47 s on two, lab06 0.90-0.97 -> 0.57 s; the parts of the
+ * classic presets' ops were too small to split over threads. Parts keep 32 rows or more, so
+ * their products stay whole tiles. */
 enum { SPLIT_MIN_ROWS = 64 };
 
 typedef struct {
@@ -125,7 +128,9 @@ typedef struct {
 } HostRows;
 
 /* b's rows sorted by (target, source) valid length into s (malloc'd here), and where to cut
- * them in two (0: keep the batch whole). */
+ * them in two: where the costlier part costs least, as the parts may run at once on two threads
+ * (one rule for both paths keeps a run the same on either); 0 (keep the batch whole) when even
+ * that part costs 0.9 of the whole batch. */
 static int batch_cut(const NmtBatch *b, int T, bool src_trims, HostRows *s) {
   const int B = b->size;
   *s = (HostRows){.B = B, .T = T};
@@ -150,17 +155,17 @@ static int batch_cut(const NmtBatch *b, int T, bool src_trims, HostRows *s) {
   suf[B] = 1;
   for (int r = B - 1; r >= 0; r--) suf[r] = fmaxf(suf[r + 1], src_trims ? s->xvl[r] : T);
   const double whole = (double)B * (pre[B - 1] + s->yvl[B - 1]);
-  double best = whole;
+  double longer = whole;
   int cut = 0;
   for (int r = SPLIT_MIN_ROWS / 2; r <= B - SPLIT_MIN_ROWS / 2; r++) {
-    const double c =
-        (double)r * (pre[r - 1] + s->yvl[r - 1]) + (double)(B - r) * (suf[r] + s->yvl[B - 1]);
-    if (c < best) best = c, cut = r;
+    const double c0 = (double)r * (pre[r - 1] + s->yvl[r - 1]),
+                 c1 = (double)(B - r) * (suf[r] + s->yvl[B - 1]);
+    if (fmax(c0, c1) < longer) longer = fmax(c0, c1), cut = r;
   }
   free(k);
   free(pre);
   free(suf);
-  return best < 0.9 * whole ? cut : 0; /* a cut that saves little costs more in small products */
+  return longer < 0.9 * whole ? cut : 0;
 }
 
 /* A host tensor of the given shape holding a copy of src (the batch stays on the host until
@@ -189,26 +194,98 @@ static void host_rows_free(HostRows *s) {
   free(s->yvl);
 }
 
+/* Whether train_seq2seq trains the two parts of a batch on two threads (seq2seq_set_threads). */
+static bool g_twin_threads;
+
+Seq2SeqTwin *seq2seq_twin_new(const Seq2SeqModel *m) {
+  if (!m->twin_new || m->ps->device != DEV_CPU) return NULL;
+  Seq2SeqTwin *t = xcalloc(1, sizeof *t);
+  m->twin_new(m, &t->m);
+  t->ctx = ag_context_new();
+  return t;
+}
+
+void seq2seq_twin_free(Seq2SeqTwin *t) {
+  if (!t) return;
+  t->m.twin_free(&t->m);
+  ag_context_free(t->ctx);
+  free(t);
+}
+
+/* One part of a batch: forward, loss, backward; returns the part's summed loss. */
+static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, int bos,
+                           float token_scale) {
+  Tensor *ls = seq2seq_batch_loss(m, pb, num_steps, bos, true); /* (1) */
+  float ls_host;
+  tensor_to_host(ls, &ls_host); /* the one number a step reads back */
+  /* d2l 1.0 averages over the valid tokens: its l is mean CE over tokens, so the summed
+   * per-sequence loss (each a mean over num_steps) is rescaled to that. */
+  if (token_scale != 1.0f) ls = t_scale(ls, token_scale);
+  ag_backward(ls); /* the parameters' gradients add up over the parts */
+  return ls_host;
+}
+
+/* The second part on the twin's thread: its own context (tape, arena), its dropout generator
+ * (seeded as the serial path seeds it, so both give the same run), and its own gradients, added into m's when both are done. The two
+ * threads' ops run on one thread each (OpenMP does not nest). */
+static double parts_on_two_threads(Seq2SeqModel *m, Seq2SeqTwin *tw, const HostRows *s, int cut,
+                                   int num_steps, int bos, float token_scale, uint64_t seed) {
+  float loss[2] = {0, 0};
+  paramset_zero_grad(tw->m.ps);
+#pragma omp parallel num_threads(2)
+  {
+    int tid = 0, nth = 1;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+    nth = omp_get_num_threads();
+#endif
+    for (int part = tid; part < 2; part += nth) { /* one thread granted: it runs both */
+      if (part == 1) {
+        rng_init(&tw->rng, seed);
+        rng_use(&tw->rng);
+        ag_context_use(tw->ctx);
+        ag_set_release_grads(true);
+      }
+      NmtBatch pb = host_rows_batch(s, part ? cut : 0, part ? s->B : cut);
+      loss[part] = part_backward(part ? &tw->m : m, &pb, num_steps, bos, token_scale);
+      if (part == 1) {
+        ag_step_reset();
+        ag_context_use(NULL);
+        rng_use(NULL);
+      }
+    }
+  }
+  float *g = m->ps->grad;
+  const float *g1 = tw->m.ps->grad;
+  for (long i = 0; i < m->ps->total; i++) g[i] += g1[i];
+  return (double)loss[0] + (double)loss[1];
+}
+
 double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
-                              bool token_mean, bool split) {
+                              bool token_mean, bool split, Seq2SeqTwin *twin) {
   long nt = 0; /* the batch is built on the host: count its tokens there */
   for (int i = 0; i < b->size; i++) nt += (long)b->Y_valid_len->data[i];
+  const float token_scale = token_mean ? (float)num_steps / (float)(nt ? nt : 1) : 1.0f;
   HostRows sorted = {0};
   const int cut = split && b->size >= SPLIT_MIN_ROWS
                       ? batch_cut(b, num_steps, m->encoder_ignores_padding, &sorted)
                       : 0;
   double lsum = 0;
-  for (int part = 0; part < (cut ? 2 : 1); part++) {
-    NmtBatch pb = cut ? host_rows_batch(&sorted, part ? cut : 0, part ? b->size : cut) : *b;
-    Tensor *ls = seq2seq_batch_loss(m, &pb, num_steps, bos, true); /* (1) */
-    float ls_host;
-    tensor_to_host(ls, &ls_host); /* the one number a step reads back */
-    lsum += ls_host;
-    /* d2l 1.0 averages over the valid tokens: its l is mean CE over tokens, so the summed
-     * per-sequence loss (each a mean over num_steps) is rescaled to that. */
-    if (token_mean) ls = t_scale(ls, (float)num_steps / (float)(nt ? nt : 1));
-    ag_backward(ls); /* the parameters' gradients add up over the parts */
-    if (cut && !part) ag_step_reset(); /* the second part is in `sorted`, outside the arena */
+  /* The second part's dropout draws from a generator of its own, seeded by one draw of the
+   * program's, on either path: a run is the same on one thread, on two and on a device. */
+  const uint64_t seed = cut ? rng_next(&g_rng) : 0;
+  if (cut && twin) {
+    lsum = parts_on_two_threads(m, twin, &sorted, cut, num_steps, bos, token_scale, seed);
+  } else {
+    Rng second;
+    rng_init(&second, seed);
+    for (int part = 0; part < (cut ? 2 : 1); part++) {
+      NmtBatch pb = cut ? host_rows_batch(&sorted, part ? cut : 0, part ? b->size : cut) : *b;
+      if (part) rng_use(&second);
+      lsum += part_backward(m, &pb, num_steps, bos, token_scale);
+      if (part) rng_use(NULL);
+      if (cut && !part) ag_step_reset(); /* the second part is in `sorted`, outside the arena */
+    }
   }
   host_rows_free(&sorted);
   return lsum;
@@ -237,6 +314,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   int rc = 0;
   double total_time = 0, flops0 = gemm_flops();
   ag_set_release_grads(true); /* only the parameters' gradients are read after backward */
+  Seq2SeqTwin *twin = g_twin_threads && !cfg->no_twin ? seq2seq_twin_new(m) : NULL;
   long total_tokens = 0;
   for (int ep = 0; ep < epochs; ep++) {
     double t0 = now_seconds();
@@ -248,7 +326,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
       long nt = 0; /* the batch is built on the host: count its tokens there */
       for (int i = 0; i < b.size; i++) nt += (long)b.Y_valid_len->data[i];
       const double lsum =
-          seq2seq_batch_backward(m, &b, d->num_steps, bos, cfg->token_mean, true);
+          seq2seq_batch_backward(m, &b, d->num_steps, bos, cfg->token_mean, true, twin);
       if (cfg->clip > 0) clip_grad_norm(m->ps, cfg->clip);
       Adam_step(&opt);
       ag_step_reset();
@@ -277,6 +355,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     }
   }
   ag_set_release_grads(false);
+  seq2seq_twin_free(twin);
   if (!cfg->quiet) progress_done();
   if (anim) animator_close(anim);
   nmt_iter_free(&it);
@@ -465,6 +544,9 @@ int seq2seq_set_threads(int requested, bool d2l10) {
 #ifdef _OPENMP
   int n = requested > 0 ? requested : d2l10 ? omp_get_num_procs() : 1;
   omp_set_num_threads(n);
+  /* Two threads run a batch's two parts side by side (each part's ops then stay on one
+   * thread: OpenMP does not nest); more threads than two are the ops' own. */
+  g_twin_threads = n <= 2 && (requested > 0 ? n == 2 : omp_get_num_procs() >= 2);
   return n;
 #else
   (void)requested;

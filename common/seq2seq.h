@@ -11,6 +11,7 @@
 
 #include "summary.h"
 #include "nn.h"
+#include "rng.h"
 #include "text.h"
 
 typedef struct Seq2SeqModel {
@@ -34,6 +35,11 @@ typedef struct Seq2SeqModel {
    * trainer then drops source columns that are padding in every row of a batch. false for the
    * GRU encoders: the book's decoder starts from the state after the padding. */
   bool encoder_ignores_padding;
+  /* Optional (NULL: none): build a twin, a second model like this one whose parameters read
+   * this one's values (paramset_share_values) and keep gradients of their own, so a second
+   * thread can train half a batch beside the first; and free it. */
+  void (*twin_new)(const struct Seq2SeqModel *m, struct Seq2SeqModel *twin);
+  void (*twin_free)(struct Seq2SeqModel *twin);
 } Seq2SeqModel;
 
 /* ---------------------------------------------------------------- loss */
@@ -56,14 +62,26 @@ Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
 Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
                            bool trim);
 
+/* A twin of a model for a second thread: its parameters read the model's values, its gradients,
+ * tape, arena and dropout generator are its own. NULL when the model has no twin_new or is not
+ * on the CPU. */
+typedef struct Seq2SeqTwin {
+  Seq2SeqModel m;
+  AgContext *ctx;
+  Rng rng;
+} Seq2SeqTwin;
+Seq2SeqTwin *seq2seq_twin_new(const Seq2SeqModel *m);
+void seq2seq_twin_free(Seq2SeqTwin *t);
+
 /* Forward and backward of one batch as train_seq2seq runs them: the gradients of the batch's
  * loss are added into the parameters' (d2l 0.17's summed per-sequence loss, or d2l 1.0's mean
  * over valid tokens with token_mean). split: a batch of 64+ rows whose lengths differ enough
  * runs as two parts sorted by length, each trimmed to its own longest row (the gradients add
  * up to the whole batch's); the arena is then rewound between the parts, so b is gone after
- * the call. Returns the summed per-sequence loss (the book's metric). */
+ * the call. With a twin the two parts run at once, the second on another thread (the cut then
+ * balances them). Returns the summed per-sequence loss (the book's metric). */
 double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
-                              bool token_mean, bool split);
+                              bool token_mean, bool split, Seq2SeqTwin *twin);
 
 /* Why labs 03 and 06 refuse --epochs 0 (said with the range error). */
 #define SEQ2SEQ_EPOCHS_WHY \
@@ -81,6 +99,8 @@ typedef struct Seq2SeqTrainConfig {
   int plot_every;      /* animator point every N epochs (the book: 10; <= 0 -> 10) */
   bool quiet;          /* no progress lines (tests) */
   Rng *rng;            /* minibatch shuffling; NULL -> g_rng */
+  bool no_twin;        /* train every batch on this thread, even where seq2seq_set_threads
+                          would run its two parts on two */
 } Seq2SeqTrainConfig;
 
 typedef struct Seq2SeqTrainResult {
@@ -153,8 +173,10 @@ void seq2seq_heldout_report(Seq2SeqModel *m, const NmtData *d, const char *data_
 void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h);
 
 /* OpenMP threads for labs 03 and 06 (--threads): requested > 0 is used as given; 0 means the
- * preset's choice, one thread for d2l-0.17 and every core for d2l-1.0 (the measurements are at
- * the definition). Returns the number set (1 without OpenMP). */
+ * preset's choice for the ops, one thread for d2l-0.17 and every core for d2l-1.0. With two
+ * threads granted (or, by default, two cores or more and at most two threads for the ops),
+ * train_seq2seq runs the two parts of a cut batch on two threads, one on a twin of the model.
+ * Returns the number set (1 without OpenMP). */
 int seq2seq_set_threads(int requested, bool d2l10);
 
 /* ---------------------------------------------------------------- summary.json */

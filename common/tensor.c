@@ -12,8 +12,9 @@
 
 /* ---------- errors ---------- */
 
-static jmp_buf *g_catch;
-static char g_errmsg[1024];
+/* per thread: an error in a twin thread (ag_context_use) must not jump into the main one's handler */
+static _Thread_local jmp_buf *g_catch;
+static _Thread_local char g_errmsg[1024];
 
 void tensor_catch_errors(jmp_buf *env) { g_catch = env; }
 const char *tensor_last_error(void) { return g_errmsg; }
@@ -75,7 +76,40 @@ typedef struct {
   size_t big_used, big_n, big_cap;
 } Arena;
 
-static Arena g_arena[DEV_COUNT];
+/* Gradient buffers handed back during backward (ag_set_release_grads), for the step's later
+ * gradients to reuse; emptied with the arena. Best fit by size: the blocks of a network repeat
+ * the same few shapes. */
+#define FREE_GRADS 512
+typedef struct {
+  float *p;
+  long n;     /* floats */
+  Device dev; /* whose memory */
+} FreeGrad;
+
+/* Everything a forward and backward pass writes besides the tensors: the activation arenas, the
+ * tape and the gradient switches. One context serves the program; a thread that trains a twin of
+ * the model beside it (train_seq2seq's parts) uses its own (ag_context_use). Other threads (the
+ * ops' OpenMP workers) never allocate or record, and see the main context. */
+struct AgContext {
+  Arena arena[DEV_COUNT];
+  bool grad_on;
+  Tensor **tape;
+  size_t tape_len, tape_cap;
+  bool release_grads;
+  FreeGrad free_grads[FREE_GRADS];
+  int nfree_grads;
+};
+static AgContext g_main_ctx = {.grad_on = true};
+static _Thread_local AgContext *t_ctx; /* NULL: the main context */
+static inline AgContext *ctx(void) { return t_ctx ? t_ctx : &g_main_ctx; }
+
+AgContext *ag_context_new(void) {
+  AgContext *c = xcalloc(1, sizeof *c);
+  c->grad_on = true;
+  return c;
+}
+void ag_context_use(AgContext *c) { t_ctx = c; }
+
 #define ARENA_ALIGN 64
 #define ARENA_CHUNK (8u << 20)
 #define ARENA_BIG (1u << 20)
@@ -91,7 +125,7 @@ static Chunk *chunk_new(Device d, size_t cap) {
 }
 
 static void *arena_alloc_big(Device d, size_t need) {
-  Arena *A = &g_arena[d];
+  Arena *A = &ctx()->arena[d];
   size_t best = A->big_n;
   for (size_t i = A->big_used; i < A->big_n; i++)
     if (A->big[i].cap >= need && A->big[i].cap / 2 < need &&
@@ -116,7 +150,7 @@ static void *arena_alloc_big(Device d, size_t need) {
 
 bool arena_release(void *p) {
   for (int d = 0; p && d < DEV_COUNT; d++) {
-    Arena *A = &g_arena[d];
+    Arena *A = &ctx()->arena[d];
     for (size_t i = 0; i < A->big_used; i++)
       if (A->big[i].p == p) {
         BigBlock b = A->big[i];
@@ -130,7 +164,7 @@ bool arena_release(void *p) {
 }
 
 void *dev_alloc(Device d, size_t bytes) {
-  Arena *A = &g_arena[d];
+  Arena *A = &ctx()->arena[d];
   size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (need == 0) need = ARENA_ALIGN;
   if (need >= ARENA_BIG) return arena_alloc_big(d, need);
@@ -177,18 +211,18 @@ void *arena_calloc(size_t bytes) {
 
 size_t arena_used(void) {
   size_t n = 0;
-  for (int d = 0; d < DEV_COUNT; d++) n += g_arena[d].used_total;
+  for (int d = 0; d < DEV_COUNT; d++) n += ctx()->arena[d].used_total;
   return n;
 }
 size_t arena_peak(void) {
   size_t n = 0;
-  for (int d = 0; d < DEV_COUNT; d++) n += g_arena[d].peak;
+  for (int d = 0; d < DEV_COUNT; d++) n += ctx()->arena[d].peak;
   return n;
 }
 
 static void arena_reset(void) {
   for (int d = 0; d < DEV_COUNT; d++) {
-    Arena *A = &g_arena[d];
+    Arena *A = &ctx()->arena[d];
     if (A->first) {
       A->cur = A->first;
       A->cur->used = 0;
@@ -200,7 +234,7 @@ static void arena_reset(void) {
 
 void arena_free_all(void) {
   for (int d = 0; d < DEV_COUNT; d++) {
-    Arena *A = &g_arena[d];
+    Arena *A = &ctx()->arena[d];
     Chunk *c = A->first;
     while (c) {
       Chunk *n = c->next;
@@ -478,16 +512,13 @@ void tensor_print(const Tensor *t, const char *name) { tensor_fprint(stdout, t, 
 
 /* ---------- autograd ---------- */
 
-static bool g_grad_on = true;
-static Tensor **g_tape;
-static size_t g_tape_len, g_tape_cap;
 
-void ag_set_grad_enabled(bool on) { g_grad_on = on; }
-bool ag_grad_enabled(void) { return g_grad_on; }
-size_t ag_tape_len(void) { return g_tape_len; }
+void ag_set_grad_enabled(bool on) { ctx()->grad_on = on; }
+bool ag_grad_enabled(void) { return ctx()->grad_on; }
+size_t ag_tape_len(void) { return ctx()->tape_len; }
 
 bool ag_needs_grad(const Tensor *a, const Tensor *b, const Tensor *c) {
-  if (!g_grad_on) return false;
+  if (!ctx()->grad_on) return false;
   return (a && a->requires_grad) || (b && b->requires_grad) || (c && c->requires_grad);
 }
 
@@ -497,35 +528,23 @@ void ag_record(Tensor *out, BackwardFn fn, Tensor *a, Tensor *b, Tensor *c) {
   out->in[0] = a;
   out->in[1] = b;
   out->in[2] = c;
-  if (g_tape_len == g_tape_cap) {
-    g_tape_cap = g_tape_cap ? 2 * g_tape_cap : 4096;
-    g_tape = xrealloc(g_tape, g_tape_cap * sizeof *g_tape);
+  if (ctx()->tape_len == ctx()->tape_cap) {
+    ctx()->tape_cap = ctx()->tape_cap ? 2 * ctx()->tape_cap : 4096;
+    ctx()->tape = xrealloc(ctx()->tape, ctx()->tape_cap * sizeof *ctx()->tape);
   }
-  g_tape[g_tape_len++] = out;
+  ctx()->tape[ctx()->tape_len++] = out;
 }
 
-/* Gradient buffers handed back during backward (ag_set_release_grads), for the step's later
- * gradients to reuse; emptied with the arena. Best fit by size: the blocks of a network repeat
- * the same few shapes. */
-#define FREE_GRADS 512
-static bool g_release_grads;
-static struct {
-  float *p;
-  long n;     /* floats */
-  Device dev; /* whose memory */
-} g_free_grads[FREE_GRADS];
-static int g_nfree_grads;
-
-void ag_set_release_grads(bool on) { g_release_grads = on; }
+void ag_set_release_grads(bool on) { ctx()->release_grads = on; }
 
 static float *reuse_grad(Device d, long n) {
   int best = -1;
-  for (int i = 0; i < g_nfree_grads; i++)
-    if (g_free_grads[i].dev == d && g_free_grads[i].n >= n && (best < 0 || g_free_grads[i].n < g_free_grads[best].n))
+  for (int i = 0; i < ctx()->nfree_grads; i++)
+    if (ctx()->free_grads[i].dev == d && ctx()->free_grads[i].n >= n && (best < 0 || ctx()->free_grads[i].n < ctx()->free_grads[best].n))
       best = i;
   if (best < 0) return NULL;
-  float *p = g_free_grads[best].p;
-  g_free_grads[best] = g_free_grads[--g_nfree_grads];
+  float *p = ctx()->free_grads[best].p;
+  ctx()->free_grads[best] = ctx()->free_grads[--ctx()->nfree_grads];
   return p;
 }
 
@@ -538,7 +557,7 @@ void ag_record_view(Tensor *out, Tensor *x) { ag_record(out, view_backward, x, N
  * every element. Parameters keep theirs across steps, so theirs is always zeroed. */
 static float *grad_alloc(Tensor *t, bool zero) {
   size_t n = (size_t)(t->size ? t->size : 1);
-  float *g = !t->is_param && g_nfree_grads ? reuse_grad(t->device, (long)n) : NULL;
+  float *g = !t->is_param && ctx()->nfree_grads ? reuse_grad(t->device, (long)n) : NULL;
   if (t->device != DEV_CPU) {
     const Backend *be = backend_of(t->device);
     if (!g)
@@ -595,22 +614,22 @@ void ag_backward_with(Tensor *out, const float *seed) {
   }
   KERNEL(out->device, acc, g, s, out->size);
   /* Walk the tape newest-first; a node no gradient reached has nothing to push. */
-  for (size_t i = g_tape_len; i-- > 0;) {
-    Tensor *t = g_tape[i];
+  for (size_t i = ctx()->tape_len; i-- > 0;) {
+    Tensor *t = ctx()->tape[i];
     if (t->grad && t->backward) {
       t->backward(t);
       /* Its consumers (later on the tape) have all run: nothing adds to or reads t's gradient
        * or its values again. A view's buffers are its base's, which is still to come. Big
        * buffers go back to the arena (any later allocation may reuse them), small gradients
        * to the gradient pool. */
-      if (g_release_grads && t->backward != view_backward && !t->is_param) {
+      if (ctx()->release_grads && t->backward != view_backward && !t->is_param) {
         long n = t->size ? t->size : 1;
         if ((size_t)n * sizeof(float) >= ARENA_BIG) {
           arena_release(t->grad);
-        } else if (g_nfree_grads < FREE_GRADS) {
-          g_free_grads[g_nfree_grads].p = t->grad;
-          g_free_grads[g_nfree_grads].dev = t->device;
-          g_free_grads[g_nfree_grads++].n = n;
+        } else if (ctx()->nfree_grads < FREE_GRADS) {
+          ctx()->free_grads[ctx()->nfree_grads].p = t->grad;
+          ctx()->free_grads[ctx()->nfree_grads].dev = t->device;
+          ctx()->free_grads[ctx()->nfree_grads++].n = n;
         }
         t->grad = NULL;
         if (arena_release(t->data)) t->data = NULL; /* a big block; small values stay (the
@@ -630,15 +649,25 @@ void ag_backward(Tensor *loss) {
 }
 
 void ag_step_reset(void) {
-  g_tape_len = 0;
-  g_nfree_grads = 0;
+  ctx()->tape_len = 0;
+  ctx()->nfree_grads = 0;
   arena_reset();
 }
 
 void tensor_shutdown(void) {
-  g_nfree_grads = 0;
-  free(g_tape);
-  g_tape = NULL;
-  g_tape_len = g_tape_cap = 0;
+  AgContext *c = ctx();
+  c->nfree_grads = 0;
+  free(c->tape);
+  c->tape = NULL;
+  c->tape_len = c->tape_cap = 0;
   arena_free_all();
+}
+
+void ag_context_free(AgContext *c) {
+  if (!c) return;
+  AgContext *was = t_ctx;
+  t_ctx = c;
+  tensor_shutdown();
+  t_ctx = was;
+  free(c);
 }

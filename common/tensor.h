@@ -162,6 +162,14 @@ void ag_backward_with(Tensor *out, const float *seed);
  * The node's grad and data are NULL afterwards: leave it off (the default) to read
  * intermediate values or gradients after backward. */
 void ag_set_release_grads(bool on);
+/* A second autograd context: tape, activation arena and gradient switches for a thread that runs
+ * its own forward and backward beside the main thread's (train_seq2seq's twin). ag_context_use
+ * makes it this thread's until ag_context_use(NULL); ag_context_free releases its memory (call
+ * it where no thread uses it). */
+typedef struct AgContext AgContext;
+AgContext *ag_context_new(void);
+void ag_context_use(AgContext *c);
+void ag_context_free(AgContext *c);
 /* End of a step: clear the tape and rewind the activation arena (parameters untouched). */
 void ag_step_reset(void);
 size_t ag_tape_len(void);

@@ -108,8 +108,8 @@ int main(int argc, char **argv) {
       {"--no-compare", OPT_FLAG, &no_compare,
        "with --rnn lstm / --attention dot: skip training the GRU + additive baseline"},
       {"--threads", OPT_INT, &threads,
-       "OpenMP threads (default 0: the preset's, 1 for d2l-0.17 whose products are too small to "
-       "split, every core for d2l-1.0)"},
+       "OpenMP threads (default 0: the preset's; where two run, the two halves of each batch "
+       "train side by side, one thread each; 1: everything on one thread)"},
       {"--unfused", OPT_FLAG, &unfused,
        "train with your readable exercise functions instead of the fused kernels (slower)"},
       {NULL, 0, NULL, NULL}};
@@ -215,8 +215,9 @@ and hidden size 32, 2 layers, dropout 0.1, batches of 64, Adam with learning rat
 gradients clipped to norm 1, 250 epochs — minimizing the masked softmax cross-entropy (padding
 tokens do not count). The book's code computes the padded target positions anyway; our
 `train_seq2seq` skips those past every row's valid length (the decoder is causal, and the loss
-weighs them 0) and runs a batch of mixed lengths as two parts sorted by length: the same loss and
-gradients, less arithmetic. The source keeps its padding: the decoder starts from the encoder's
+weighs them 0) and runs a batch of mixed lengths as two parts sorted by length — side by side on
+two threads, one on a twin of the model, where there are two cores: the same loss and gradients,
+less arithmetic, both cores busy. The source keeps its padding: the decoder starts from the encoder's
 state after it, as in the book. Tokens/s counts the valid target tokens per second of training, as the
 book's `train_seq2seq` does; its closing line is the last epoch's rate.
 

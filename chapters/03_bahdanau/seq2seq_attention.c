@@ -2,9 +2,12 @@
  * Attention"), and the pair wrapped as a Seq2SeqModel for common/seq2seq.c. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../common/exercise.h"
+#include "../../common/rng.h"
+#include "../../common/util.h"
 #include "lab03/lab03.h"
 
 /* ids (batch, num_steps) -> (num_steps, batch): the time-major order the RNN runs in (d2l
@@ -161,6 +164,14 @@ void BahdanauNet_init(BahdanauNet *n, RnnKind kind, AttnKind attn, int src_vocab
   snprintf(n->tag, sizeof n->tag, "bahdanau %s %s embed%d hidden%d layers%d src%d tgt%d",
            kind == RNN_GRU ? "gru" : "lstm", attn == ATTN_ADDITIVE ? "additive" : "dot",
            embed_size, num_hiddens, num_layers, src_vocab, tgt_vocab);
+  n->cfg.kind = kind;
+  n->cfg.attn = attn;
+  n->cfg.src_vocab = src_vocab;
+  n->cfg.tgt_vocab = tgt_vocab;
+  n->cfg.embed_size = embed_size;
+  n->cfg.num_hiddens = num_hiddens;
+  n->cfg.num_layers = num_layers;
+  n->cfg.dropout = dropout;
 }
 
 static Tensor *net_forward(void *p, Tensor *X, Tensor *X_valid_len, Tensor *dec_X, bool training) {
@@ -193,6 +204,24 @@ static Tensor *net_step_attention(void *p) {
   return ((BahdanauNet *)p)->decoder.attention_weights; /* (1, 1, num_steps) */
 }
 
+/* The twin's init must not move the program's random stream: the run stays what --seed says. */
+static void net_twin_new(const Seq2SeqModel *m, Seq2SeqModel *twin) {
+  const BahdanauNet *n = m->net;
+  BahdanauNet *r = xcalloc(1, sizeof *r);
+  const Rng saved = g_rng;
+  BahdanauNet_init(r, n->cfg.kind, n->cfg.attn, n->cfg.src_vocab, n->cfg.tgt_vocab,
+                   n->cfg.embed_size, n->cfg.num_hiddens, n->cfg.num_layers, n->cfg.dropout);
+  g_rng = saved;
+  BahdanauNet_set_reference(r, n->decoder.reference);
+  paramset_share_values(&r->ps, &n->ps);
+  *twin = BahdanauNet_model(r);
+}
+
+static void net_twin_free(Seq2SeqModel *twin) {
+  BahdanauNet_free(twin->net);
+  free(twin->net);
+}
+
 Seq2SeqModel BahdanauNet_model(BahdanauNet *n) {
   return (Seq2SeqModel){.name = n->decoder.rnn.kind == RNN_GRU
                                     ? "Seq2SeqAttentionDecoder (GRU)"
@@ -202,7 +231,9 @@ Seq2SeqModel BahdanauNet_model(BahdanauNet *n) {
                         .forward = net_forward,
                         .begin_decode = net_begin_decode,
                         .decode_step = net_decode_step,
-                        .step_attention = net_step_attention};
+                        .step_attention = net_step_attention,
+                        .twin_new = net_twin_new,
+                        .twin_free = net_twin_free};
 }
 
 void BahdanauNet_set_reference(BahdanauNet *n, bool on) {

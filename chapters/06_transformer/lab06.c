@@ -148,8 +148,8 @@ int main(int argc, char **argv) {
       {"--no-heldout", OPT_FLAG, &no_heldout, "skip the held-out BLEU-4"},
       {"--lr", OPT_FLOAT, &lr, "Adam learning rate (0: the preset's, 0.005 or 0.001 for d2l-1.0)"},
       {"--threads", OPT_INT, &threads,
-       "OpenMP threads (default 0: the preset's, 1 for d2l-0.17 whose products are too small to "
-       "split, every core for d2l-1.0)"},
+       "OpenMP threads (default 0: the preset's; where two run, the two halves of each batch "
+       "train side by side, one thread each; 1: everything on one thread)"},
       {NULL, 0, NULL, NULL},
   };
   static const char *const presets[] = {"d2l-0.17", "d2l-1.0", NULL};
@@ -351,7 +351,8 @@ fra-eng's first pairs are short: a d2l-1.0 batch holds about 4 real tokens per 9
 computes every padded position; `train_seq2seq` skips what the loss cannot see — target positions
 past every row's valid length (the decoder is causal, the loss weighs them 0) and source positions
 that are padding in every row (attention masks them) — and runs a batch of mixed lengths as two
-parts sorted by length. The loss and gradients are the whole padded batch's
+parts sorted by length, side by side on two threads where there are two cores (the second on a
+twin of the model that reads the same weights). The loss and gradients are the whole padded batch's
 (`tests/unit/test_seq2seq_trim.c`); the step does 0.57 of the book's position-wise arithmetic.
   */
   NmtConfig ncfg;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../common/exercise.h"
+#include "../../common/rng.h"
 #include "../../common/util.h"
 
 /* ---------------------------------------------------------------- small layers' init */
@@ -291,6 +292,25 @@ Tensor *Transformer_decode_step(void *net, int token, int pos) {
   return t_reshape(Y, 2, (const int[]){1, t->decoder.vocab_size}); /* (1, vocab) */
 }
 
+/* The twin's init must not move the program's random stream: the run stays what --seed says. */
+static void Transformer_twin_new(const Seq2SeqModel *m, Seq2SeqModel *twin) {
+  const Transformer *t = m->net;
+  Transformer *r = xcalloc(1, sizeof *r);
+  ParamSet *ps = xcalloc(1, sizeof *ps);
+  const Rng saved = g_rng;
+  Transformer_init(r, ps, &t->cfg);
+  g_rng = saved;
+  paramset_share_values(ps, m->ps);
+  *twin = Transformer_model(r, ps);
+}
+
+static void Transformer_twin_free(Seq2SeqModel *twin) {
+  Transformer_free(twin->net);
+  paramset_free(twin->ps);
+  free(twin->net);
+  free(twin->ps);
+}
+
 Seq2SeqModel Transformer_model(Transformer *t, ParamSet *ps) {
   return (Seq2SeqModel){.name = "Transformer",
                         .net = t,
@@ -299,7 +319,9 @@ Seq2SeqModel Transformer_model(Transformer *t, ParamSet *ps) {
                         .begin_decode = Transformer_begin_decode,
                         .decode_step = Transformer_decode_step,
                         .step_attention = NULL,
-                        .encoder_ignores_padding = true};
+                        .encoder_ignores_padding = true,
+                        .twin_new = Transformer_twin_new,
+                        .twin_free = Transformer_twin_free};
 }
 
 void Transformer_tag(const Transformer *t, char *buf, size_t n) {

@@ -171,11 +171,12 @@ Tensor *t_dropout(Tensor *x, float p, bool training) {
   float scale = 1.0f / (1.0f - p);
   Tensor *out = new_on(x, x->ndim, x->shape, "dropout");
   /* Counter-based mask: element i is kept when a hash of (i, seed) >= p * 2^32 (exact to
-   * 2^-32). One draw of g_rng seeds it, so the --seed still fixes every mask, and elements do
-   * not depend on each other: the kernel vectorizes and splits over threads with the same
-   * result (a serial Bernoulli draw per element was a quarter of a ViT step). The counter is
-   * 32 bits: a tensor beyond 2^32 elements (16 GB) would repeat its mask. */
-  const uint64_t seed = rng_next(&g_rng);
+   * 2^-32). One draw of the thread's generator (g_rng, or a twin's) seeds it, so the --seed
+   * still fixes every mask, and elements do not depend on each other: the kernel vectorizes and
+   * splits over threads with the same result (a serial Bernoulli draw per element was a quarter
+   * of a ViT step). The counter is 32 bits: a tensor beyond 2^32 elements (16 GB) would repeat
+   * its mask. */
+  const uint64_t seed = rng_next(rng_current());
   const uint32_t s0 = (uint32_t)seed, s1 = (uint32_t)(seed >> 32);
   const uint32_t thr = (uint32_t)((double)p * 4294967296.0); /* p < 1: fits in 32 bits */
   KERNEL(x->device, dropout, x->data, out->data, keep, x->size, s0, s1, thr, scale);

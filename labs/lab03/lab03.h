@@ -129,6 +129,12 @@ typedef struct BahdanauNet {
   Seq2SeqAttentionDecoder decoder;
   ParamSet ps;
   char tag[160]; /* checkpoint model tag: kind, attention, sizes */
+  struct {       /* BahdanauNet_init's arguments: a training twin is built from them */
+    RnnKind kind;
+    AttnKind attn;
+    int src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers;
+    float dropout;
+  } cfg;
 } BahdanauNet;
 void BahdanauNet_init(BahdanauNet *n, RnnKind kind, AttnKind attn, int src_vocab,
                       int tgt_vocab, int embed_size, int num_hiddens, int num_layers,

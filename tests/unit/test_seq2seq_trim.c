@@ -1,5 +1,6 @@
 /* test_seq2seq_trim.c — the trainer drops batch columns that cannot change the loss
- * (seq2seq_batch_loss with trim) and cuts batches in two by length (seq2seq_batch_backward): the
+ * (seq2seq_batch_loss with trim) and cuts batches in two by length, run one after the other or
+ * on two threads with a twin of the model (seq2seq_batch_backward): the
  * loss and every parameter gradient must equal those of the full, padded batch, for the Transformer (source and target trimmed) and for lab03's GRU with
  * additive attention (target only: its decoder starts from the encoder state after the padding,
  * so trimming the source there must change the loss — checked too). */
@@ -96,12 +97,12 @@ static NmtBatch long_batch(void) {
 }
 
 /* The loss and gradients of long_batch through seq2seq_batch_backward, and its products' flops. */
-static double batch_backward(Seq2SeqModel *m, bool token_mean, bool split, float *g,
-                             double *flops) {
+static double batch_backward(Seq2SeqModel *m, bool token_mean, bool split, Seq2SeqTwin *twin,
+                             float *g, double *flops) {
   NmtBatch b = long_batch();
   paramset_zero_grad(m->ps);
   const double f0 = gemm_flops();
-  const double l = seq2seq_batch_backward(m, &b, T, BOS, token_mean, split);
+  const double l = seq2seq_batch_backward(m, &b, T, BOS, token_mean, split, twin);
   *flops = gemm_flops() - f0;
   memcpy(g, m->ps->grad, sizeof(float) * (size_t)m->ps->total);
   ag_step_reset();
@@ -109,22 +110,32 @@ static double batch_backward(Seq2SeqModel *m, bool token_mean, bool split, float
 }
 
 /* Cut in two by length or whole: the same loss and gradients (tolerance as above), and the cut
- * batch does fewer flops (so it was cut). */
+ * batch does fewer flops (so it was cut); then the two parts at once on two threads, the second
+ * on the model's twin: the same again, and the twin's parameters are the model's values. */
 static void check_split_is_exact(Seq2SeqModel *m) {
   paramset_pack(m->ps);
   const long n = m->ps->total;
   float *gw = malloc(sizeof(float) * (size_t)n), *gs = malloc(sizeof(float) * (size_t)n);
-  for (int token_mean = 0; token_mean < 2; token_mean++) {
-    double fw, fs;
-    const double lw = batch_backward(m, token_mean, false, gw, &fw);
-    const double ls = batch_backward(m, token_mean, true, gs, &fs);
-    CHECK(isfinite(lw) && lw > 0);
-    CHECK_NEAR(ls, lw, 1e-5 * fabs(lw));
-    CHECK(fs < 0.9 * fw);
-    char what[128];
-    snprintf(what, sizeof what, "%s cut vs whole, token_mean %d", m->name, token_mean);
-    check_grads_match(__LINE__, what, gw, gs, n);
+  Seq2SeqTwin *twin = seq2seq_twin_new(m);
+  CHECK(twin != NULL);
+  if (twin) {
+    CHECK(twin->m.ps->total == n && twin->m.ps->grad != m->ps->grad);
+    CHECK(twin->m.ps->items[0]->data == m->ps->items[0]->data);
   }
+  for (int token_mean = 0; token_mean < 2; token_mean++)
+    for (int threads = 1; threads <= (twin ? 2 : 1); threads++) {
+      double fw, fs;
+      const double lw = batch_backward(m, token_mean, false, NULL, gw, &fw);
+      const double ls = batch_backward(m, token_mean, true, threads == 2 ? twin : NULL, gs, &fs);
+      CHECK(isfinite(lw) && lw > 0);
+      CHECK_NEAR(ls, lw, 1e-5 * fabs(lw));
+      CHECK(fs < 0.9 * fw);
+      char what[128];
+      snprintf(what, sizeof what, "%s cut vs whole, token_mean %d, %d thread(s)", m->name,
+               token_mean, threads);
+      check_grads_match(__LINE__, what, gw, gs, n);
+    }
+  seq2seq_twin_free(twin);
   free(gw);
   free(gs);
 }
