@@ -198,6 +198,7 @@ static void host_rows_free(HostRows *s) {
 static bool g_twin_threads;
 
 Seq2SeqTwin *seq2seq_twin_new(const Seq2SeqModel *m) {
+  paramset_pack(m->ps); /* a model built on a device is on it once packed */
   if (!m->twin_new || m->ps->device != DEV_CPU) return NULL;
   Seq2SeqTwin *t = xcalloc(1, sizeof *t);
   m->twin_new(m, &t->m);

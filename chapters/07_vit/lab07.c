@@ -233,7 +233,9 @@ original `*-ubyte.gz` files (`common/fashion_mnist.c` checks their headers, size
 scaled to $[0, 1]$, and — when the preset asks for another size — resized bilinearly as
 `torchvision`'s `Resize` does. The trainer is the book's: minibatch SGD on the mean
 cross-entropy, the training set reshuffled every epoch, and after each epoch the validation
-loss and accuracy.
+loss and accuracy. A batch trains as two halves whose gradients add up to the batch's; on a
+two-core machine they run side by side, the second on a twin of the model that reads the same
+weights (`ViT_batch_backward` in `vit.c`).
   */
   char err[1024];
   FashionMNIST train, test;
@@ -265,6 +267,7 @@ loss and accuracy.
   /* only the parameters' gradients are read after backward: each activation's gradient buffer
    * is reused once its node is done (the book preset's peak RSS 1.56 GB -> see make bench) */
   ag_set_release_grads(true);
+  ViTTwin *twin = ViT_twin_pays() ? ViT_twin_new(&net, &ps) : NULL;
   for (int epoch = 0; epoch < epochs && (steps == 0 || step < steps); epoch++) {
     int *order = fashion_mnist_order(train.n, &g_rng);
     double loss_sum = 0, part_sum = 0;
@@ -275,16 +278,11 @@ loss and accuracy.
       Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){bs, 1, S, S}); /* (bs, 1, S, S) */
       Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});          /* (bs) */
       fashion_mnist_batch(&train, order, start, bs, S, Xh->data, yh->data); /* straight in */
-      Tensor *Xt = tensor_to(Xh, tensor_default_device());
-    Tensor *yt = tensor_to(yh, tensor_default_device());
-      Tensor *logits = NEED(ViT_forward(&net, Xt, true), "training the ViT"); /* (bs, 10) */
-      Tensor *loss = t_mean_all(t_cross_entropy(logits, yt, NULL));           /* (1) */
+      /* forward, the mean cross-entropy and backward, in two halves on two threads where
+       * there are two (ViT_batch_backward in vit.c) */
       paramset_zero_grad(&ps);
-      ag_backward(loss);
+      double lv = ViT_batch_backward(&net, &ps, twin, Xh->data, yh->data, bs, 1, S);
       SGD_step(&trainer);
-      float lv_host;
-      tensor_to_host(loss, &lv_host); /* the one number a step reads back */
-      double lv = lv_host;
       ag_step_reset();
       if (!isfinite(lv)) die("lab07: the training loss became %g at step %ld; lower --lr", lv, step);
       loss_sum += lv * bs;
@@ -320,6 +318,7 @@ loss and accuracy.
     fflush(stdout);
   }
   ag_set_release_grads(false);
+  ViT_twin_free(twin);
   figure_saved(curve_base, animator_close(animator));
   free(curve_base);
   const double ips = train_time > 0 ? train_images / train_time : 0;

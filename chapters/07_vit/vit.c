@@ -5,8 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
+#include "../../common/exercise.h"
+#include "../../common/rng.h"
 #include "../../common/util.h"
 #include "vit.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* The book's LazyLinear and LazyConv2d keep PyTorch's default init
  * (Linear_reset_torch_default; for the patch convolution fan_in = 3 p^2 is the same); matching
@@ -74,6 +82,17 @@ void ViT_init(ViT *m, ParamSet *ps, int img_size, int patch_size, int in_channel
   m->num_classes = num_classes;
   m->mean_pool = false;
   m->last_cls_only = 0;
+  m->cfg.img_size = img_size;
+  m->cfg.patch_size = patch_size;
+  m->cfg.in_channels = in_channels;
+  m->cfg.num_hiddens = num_hiddens;
+  m->cfg.mlp_num_hiddens = mlp_num_hiddens;
+  m->cfg.num_heads = num_heads;
+  m->cfg.num_blks = num_blks;
+  m->cfg.emb_dropout = emb_dropout;
+  m->cfg.blk_dropout = blk_dropout;
+  m->cfg.use_bias = use_bias;
+  m->cfg.num_classes = num_classes;
   PatchEmbedding_init(&m->patch_embedding, ps, "patch_embedding", img_size, patch_size,
                       in_channels, num_hiddens);
   m->cls_token = param_new(ps, "cls_token", 3, (const int[]){1, 1, num_hiddens});
@@ -166,4 +185,120 @@ Tensor *ViT_forward(ViT *m, Tensor *X, bool training) {
   else
     Z = t_reshape(t_slice(H, 1, 0, 1), 2, (const int[]){B, h}); /* the <cls> output */
   return Linear_forward(&m->head, LayerNorm_forward(&m->head_ln, Z)); /* (B, num_classes) */
+}
+
+/* ---------------------------------------------------------------- a training step on two threads */
+
+struct ViTTwin {
+  ViT net;      /* built like the model; its parameters read the model's values */
+  ParamSet ps;  /* its own gradients */
+  AgContext *ctx;
+  Rng rng;
+};
+
+bool ViT_twin_pays(void) {
+#ifdef _OPENMP
+  return omp_get_max_threads() == 2;
+#else
+  return false;
+#endif
+}
+
+ViTTwin *ViT_twin_new(const ViT *m, ParamSet *ps) {
+  paramset_pack(ps); /* a model built on a device is on it once packed */
+  if (ps->device != DEV_CPU) return NULL;
+  ViTTwin *t = xcalloc(1, sizeof *t);
+  const Rng saved = g_rng; /* the twin's init must not move the program's random stream */
+  ViT_init(&t->net, &t->ps, m->cfg.img_size, m->cfg.patch_size, m->cfg.in_channels,
+           m->cfg.num_hiddens, m->cfg.mlp_num_hiddens, m->cfg.num_heads, m->cfg.num_blks,
+           m->cfg.emb_dropout, m->cfg.blk_dropout, m->cfg.use_bias, m->cfg.num_classes);
+  g_rng = saved;
+  t->net.mean_pool = m->mean_pool;
+  paramset_share_values(&t->ps, ps);
+  t->ctx = ag_context_new();
+  return t;
+}
+
+void ViT_twin_free(ViTTwin *t) {
+  if (!t) return;
+  ViT_free(&t->net);
+  paramset_free(&t->ps);
+  ag_context_free(t->ctx);
+  free(t);
+}
+
+/* Images [lo, hi) of the batch: forward, the mean cross-entropy scaled to its share of the
+ * batch's mean, backward. Returns the part's mean loss. */
+static float part_backward(ViT *m, const float *X, const float *y, int lo, int hi, int bs, int C,
+                           int S) {
+  const int n = hi - lo;
+  const size_t img = (size_t)C * S * S;
+  Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){n, C, S, S}); /* (n, C, S, S) */
+  Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){n});          /* (n) */
+  memcpy(Xh->data, X + (size_t)lo * img, sizeof(float) * (size_t)n * img);
+  memcpy(yh->data, y + lo, sizeof(float) * (size_t)n);
+  const Device dv = m->head.W->device;
+  Tensor *logits = NEED(ViT_forward(m, tensor_to(Xh, dv), true), "training the ViT"); /* (n, 10) */
+  Tensor *loss = t_mean_all(t_cross_entropy(logits, tensor_to(yh, dv), NULL));         /* (1) */
+  float l;
+  tensor_to_host(loss, &l); /* the one number a step reads back */
+  ag_backward(n == bs ? loss : t_scale(loss, (float)n / (float)bs));
+  return l;
+}
+
+float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, const float *y,
+                         int bs, int C, int S) {
+  const int half = bs >= 64 ? bs / 2 : bs; /* the first part's images */
+  if (half == bs) return part_backward(m, X, y, 0, bs, bs, C, S);
+  /* The second half's dropout draws from a generator of its own, seeded by one draw of the
+   * program's, on either path: a run is the same on one thread, on two and on a device. The
+   * batch is copied out of the arena, which the serial path rewinds between the halves. */
+  const uint64_t seed = rng_next(&g_rng);
+  const size_t n = (size_t)bs * C * S * S;
+  float *Xc = xmalloc(sizeof(float) * n), *yc = xmalloc(sizeof(float) * (size_t)bs);
+  memcpy(Xc, X, sizeof(float) * n);
+  memcpy(yc, y, sizeof(float) * (size_t)bs);
+  float loss[2] = {0, 0};
+  /* the first step runs serially: there the model checks its last block (vit_block_cls) once */
+  if (twin && m->last_cls_only != 0) {
+    twin->net.last_cls_only = m->last_cls_only;
+    paramset_zero_grad(&twin->ps);
+#pragma omp parallel num_threads(2)
+    {
+      int tid = 0, nth = 1;
+#ifdef _OPENMP
+      tid = omp_get_thread_num();
+      nth = omp_get_num_threads();
+#endif
+      for (int part = tid; part < 2; part += nth) { /* one thread granted: it runs both */
+        if (part == 1) {
+          rng_init(&twin->rng, seed);
+          rng_use(&twin->rng);
+          ag_context_use(twin->ctx);
+          ag_set_release_grads(true);
+        }
+        loss[part] = part_backward(part ? &twin->net : m, Xc, yc, part ? half : 0,
+                                   part ? bs : half, bs, C, S);
+        if (part == 1) {
+          ag_step_reset();
+          ag_context_use(NULL);
+          rng_use(NULL);
+        }
+      }
+    }
+    float *g = ps->grad;
+    const float *g1 = twin->ps.grad;
+    for (long i = 0; i < ps->total; i++) g[i] += g1[i];
+  } else {
+    Rng second;
+    rng_init(&second, seed);
+    loss[0] = part_backward(m, Xc, yc, 0, half, bs, C, S);
+    ag_step_reset();
+    rng_use(&second);
+    loss[1] = part_backward(m, Xc, yc, half, bs, bs, C, S);
+    rng_use(NULL);
+  }
+  free(Xc);
+  free(yc);
+  return (loss[0] * (float)half + loss[1] * (float)(bs - half)) / (float)bs;
 }

@@ -495,3 +495,54 @@ TEST(lab07_golden_vit_against_pytorch) {
   ViT_free(&m);
   paramset_free(&ps);
 }
+
+/* ---------------------------------------------------------------- a step in two halves */
+
+/* The gradients of ViT_batch_backward (the batch in two halves, one after the other, then side
+ * by side with a twin) equal those of the whole batch at once, dropout off. Tolerance 1e-5 of
+ * the largest gradient: the same arithmetic, summed over rows in another order. */
+TEST(lab07_batch_in_halves_and_twin_match_whole) {
+  if (!have_lab07("lab07_batch_in_halves_and_twin_match_whole")) return;
+  enum { BS = 64, S = 8 };
+  rng_seed(21);
+  ParamSet ps = {0};
+  ViT m;
+  ViT_init(&m, &ps, S, 4, 1, 8, 12, 2, 2, 0.0f, 0.0f, false, 10);
+  paramset_pack(&ps);
+  const long n = ps.total;
+  float *X = malloc(sizeof(float) * BS * S * S), y[BS];
+  for (int i = 0; i < BS * S * S; i++) X[i] = sinf(0.37f * (float)i) * 0.8f;
+  for (int i = 0; i < BS; i++) y[i] = (float)((i * 7) % 10);
+  float *gw = malloc(sizeof(float) * (size_t)n), *gh = malloc(sizeof(float) * (size_t)n);
+  /* whole batch */
+  paramset_zero_grad(&ps);
+  Tensor *logits = ViT_forward(&m, tensor_from(4, (const int[]){BS, 1, S, S}, X), true);
+  Tensor *loss = t_mean_all(t_cross_entropy(logits, tensor_from(1, (const int[]){BS}, y), NULL));
+  const float lw = loss->data[0];
+  ag_backward(loss);
+  memcpy(gw, ps.grad, sizeof(float) * (size_t)n);
+  ag_step_reset();
+  ViTTwin *twin = ViT_twin_new(&m, &ps);
+  CHECK(twin != NULL && m.last_cls_only == 1); /* the twin path runs once the check is done */
+  for (int threads = 1; threads <= 2; threads++) {
+    paramset_zero_grad(&ps);
+    const float lh = ViT_batch_backward(&m, &ps, threads == 2 ? twin : NULL, X, y, BS, 1, S);
+    memcpy(gh, ps.grad, sizeof(float) * (size_t)n);
+    ag_step_reset();
+    CHECK_NEAR(lh, lw, 1e-5 * fabs(lw));
+    double gmax = 0, dmax = 0;
+    for (long i = 0; i < n; i++) {
+      gmax = fmax(gmax, fabs(gw[i]));
+      dmax = fmax(dmax, fabs(gw[i] - gh[i]));
+    }
+    if (!(gmax > 0 && dmax <= 1e-5 * gmax))
+      test_fail(__FILE__, __LINE__, "%d thread(s): gradients differ by %.3g (largest %.3g)",
+                threads, dmax, gmax);
+  }
+  ViT_twin_free(twin);
+  free(X);
+  free(gw);
+  free(gh);
+  ViT_free(&m);
+  paramset_free(&ps);
+}
