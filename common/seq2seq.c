@@ -233,6 +233,7 @@ static double parts_on_two_threads(Seq2SeqModel *m, Seq2SeqTwin *tw, const HostR
                                    int num_steps, int bos, float token_scale, uint64_t seed) {
   float loss[2] = {0, 0};
   paramset_zero_grad(tw->m.ps);
+  gemm_before_threads();
 #pragma omp parallel num_threads(2)
   {
     int tid = 0, nth = 1;

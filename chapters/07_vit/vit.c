@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../common/exercise.h"
+#include "../../common/gemm.h"
 #include "../../common/rng.h"
 #include "../../common/util.h"
 #include "vit.h"
@@ -263,6 +264,7 @@ float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, co
   if (twin && m->last_cls_only != 0) {
     twin->net.last_cls_only = m->last_cls_only;
     paramset_zero_grad(&twin->ps);
+    gemm_before_threads();
 #pragma omp parallel num_threads(2)
     {
       int tid = 0, nth = 1;
