@@ -233,9 +233,9 @@ original `*-ubyte.gz` files (`common/fashion_mnist.c` checks their headers, size
 scaled to $[0, 1]$, and — when the preset asks for another size — resized bilinearly as
 `torchvision`'s `Resize` does. The trainer is the book's: minibatch SGD on the mean
 cross-entropy, the training set reshuffled every epoch, and after each epoch the validation
-loss and accuracy. A batch trains as two halves whose gradients add up to the batch's; on a
-two-core machine they run side by side, the second on a twin of the model that reads the same
-weights (`ViT_batch_backward` in `vit.c`).
+loss and accuracy. A batch trains as two halves whose gradients add up to the batch's; for a
+small model on a two-core machine they run side by side, the second on a twin of the model that
+reads the same weights (`ViT_batch_backward` in `vit.c`).
   */
   char err[1024];
   FashionMNIST train, test;
@@ -267,7 +267,7 @@ weights (`ViT_batch_backward` in `vit.c`).
   /* only the parameters' gradients are read after backward: each activation's gradient buffer
    * is reused once its node is done (the book preset's peak RSS 1.56 GB -> see make bench) */
   ag_set_release_grads(true);
-  ViTTwin *twin = ViT_twin_pays() ? ViT_twin_new(&net, &ps) : NULL;
+  ViTTwin *twin = ViT_twin_pays(&net) ? ViT_twin_new(&net, &ps) : NULL;
   for (int epoch = 0; epoch < epochs && (steps == 0 || step < steps); epoch++) {
     int *order = fashion_mnist_order(train.n, &g_rng);
     double loss_sum = 0, part_sum = 0;

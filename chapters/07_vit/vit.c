@@ -197,10 +197,24 @@ struct ViTTwin {
   Rng rng;
 };
 
-bool ViT_twin_pays(void) {
+/* Whether a batch trains in two halves: for a small model, whose ops are too small to split
+ * over threads, the halves can run side by side (a twin); a large one splits its products
+ * instead, and in halves one after the other it lost 5-8% (book preset). Measured: the CPU
+ * preset, 1.1 M multiply-adds per image in its blocks, gained 13-15% images/s with a twin; the
+ * book preset, 233 M, gained nothing, and its peak RSS went 595 -> 961 MB (a second arena and
+ * gradient block). The same rule on every path keeps a run the same on one thread, two and a
+ * device. */
+static bool in_halves(const ViT *m, int bs) {
+  const double n = (double)m->patch_embedding.num_patches + 1, h = m->cfg.num_hiddens;
+  const double macs = m->cfg.num_blks * n * (4 * h * h + 2 * h * m->cfg.mlp_num_hiddens);
+  return bs >= 64 && macs < 16e6;
+}
+
+bool ViT_twin_pays(const ViT *m) {
 #ifdef _OPENMP
-  return omp_get_max_threads() == 2;
+  return omp_get_max_threads() == 2 && in_halves(m, 64);
 #else
+  (void)m;
   return false;
 #endif
 }
@@ -249,7 +263,7 @@ static float part_backward(ViT *m, const float *X, const float *y, int lo, int h
 
 float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, const float *y,
                          int bs, int C, int S) {
-  const int half = bs >= 64 ? bs / 2 : bs; /* the first part's images */
+  const int half = in_halves(m, bs) ? bs / 2 : bs; /* the first part's images */
   if (half == bs) return part_backward(m, X, y, 0, bs, bs, C, S);
   /* The second half's dropout draws from a generator of its own, seeded by one draw of the
    * program's, on either path: a run is the same on one thread, on two and on a device. The

@@ -22,16 +22,16 @@ Tensor *ViT_forward(ViT *m, Tensor *X, bool training);
 
 /* A twin of a ViT for a second thread: built like m (its cfg), its parameters read ps's values,
  * its gradients, tape, arena and dropout generator are its own. NULL off the CPU. It pays where
- * OpenMP grants exactly two threads (ViT_twin_pays): with more, the ops' own threads use them
- * all, where two halves use two. */
-bool ViT_twin_pays(void);
+ * OpenMP grants exactly two threads (with more, the ops' own threads use them all) and the
+ * model is small enough to train in halves (ViT_twin_pays; the measurements are in vit.c). */
+bool ViT_twin_pays(const ViT *m);
 typedef struct ViTTwin ViTTwin;
 ViTTwin *ViT_twin_new(const ViT *m, ParamSet *ps);
 void ViT_twin_free(ViTTwin *t);
 /* One training step's gradients for a host batch X (bs, C, S, S), labels y (bs): forward, the
- * mean cross-entropy, backward, added into ps's gradients (zero them first). A batch of 64
- * images or more runs as two halves, side by side on two threads with a twin, one after the
- * other without (same dropout draws, same step); the arena is rewound in between, so X and y
+ * mean cross-entropy, backward, added into ps's gradients (zero them first). For a small model
+ * a batch of 64 images or more runs as two halves, side by side on two threads with a twin,
+ * one after the other without (same dropout draws, same step); the arena is rewound in between, so X and y
  * must not live in it past the call. Returns the mean loss. */
 float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, const float *y,
                          int bs, int C, int S);
