@@ -3,6 +3,7 @@
 #define AL_NN_H
 
 #include "ops.h"
+#include "rng.h"
 
 /* ---------- parameters (params.c) ---------- */
 /* A model's parameters: every layer's init registers its tensors here. Once the model is built
@@ -36,6 +37,14 @@ void paramset_free(ParamSet *ps);                 /* frees every tensor and the 
  * model built by the same init): dst's tensors point into src's value block, its gradients stay
  * its own. Dies with a message when the two do not match. */
 void paramset_share_values(ParamSet *dst, const ParamSet *src);
+/* Two parts of a training step at once: part(0, arg) on this thread and part(1, arg) on a
+ * second (in turn when OpenMP grants one), the second inside the twin's context ctx
+ * (ag_context_use) drawing dropout from rng seeded with seed (rng_use). twin_ps's gradients are
+ * zeroed first and added into ps's after both parts. Each part's ops run on one thread (OpenMP
+ * does not nest); BLAS is kept to one thread per caller (gemm_before_threads). */
+typedef void (*TwinPartFn)(int part, void *arg);
+void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps, AgContext *ctx,
+                    Rng *rng, uint64_t seed);
 Tensor *paramset_find(const ParamSet *ps, const char *name);
 
 /* ---------- checkpoints (params.c) ---------- */

@@ -12,8 +12,14 @@
 
 #include "backend.h"
 #include "data.h"
+#include "gemm.h"
 #include "nn.h"
+#include "rng.h"
 #include "util.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ---------- the registry ---------- */
 
@@ -169,6 +175,37 @@ void paramset_share_values(ParamSet *dst, const ParamSet *src) {
                    src->items[i]->size);
     dst->items[i]->data = src->items[i]->data; /* dst's own block stays allocated, unused */
   }
+}
+
+void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps, AgContext *ctx,
+                    Rng *rng, uint64_t seed) {
+  paramset_zero_grad(twin_ps);
+  gemm_before_threads();
+#pragma omp parallel num_threads(2)
+  {
+    int tid = 0, nth = 1;
+#ifdef _OPENMP
+    tid = omp_get_thread_num();
+    nth = omp_get_num_threads();
+#endif
+    for (int p = tid; p < 2; p += nth) {
+      if (p == 1) {
+        rng_init(rng, seed);
+        rng_use(rng);
+        ag_context_use(ctx);
+        ag_set_release_grads(true);
+      }
+      part(p, arg);
+      if (p == 1) {
+        ag_step_reset();
+        ag_context_use(NULL);
+        rng_use(NULL);
+      }
+    }
+  }
+  float *g = ps->grad;
+  const float *g1 = twin_ps->grad;
+  for (long i = 0; i < ps->total; i++) g[i] += g1[i];
 }
 
 void paramset_free(ParamSet *ps) {

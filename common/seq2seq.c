@@ -226,41 +226,19 @@ static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, i
   return ls_host;
 }
 
-/* The second part on the twin's thread: its own context (tape, arena), its dropout generator
- * (seeded as the serial path seeds it, so both give the same run), and its own gradients, added into m's when both are done. The two
- * threads' ops run on one thread each (OpenMP does not nest). */
-static double parts_on_two_threads(Seq2SeqModel *m, Seq2SeqTwin *tw, const HostRows *s, int cut,
-                                   int num_steps, int bos, float token_scale, uint64_t seed) {
-  float loss[2] = {0, 0};
-  paramset_zero_grad(tw->m.ps);
-  gemm_before_threads();
-#pragma omp parallel num_threads(2)
-  {
-    int tid = 0, nth = 1;
-#ifdef _OPENMP
-    tid = omp_get_thread_num();
-    nth = omp_get_num_threads();
-#endif
-    for (int part = tid; part < 2; part += nth) { /* one thread granted: it runs both */
-      if (part == 1) {
-        rng_init(&tw->rng, seed);
-        rng_use(&tw->rng);
-        ag_context_use(tw->ctx);
-        ag_set_release_grads(true);
-      }
-      NmtBatch pb = host_rows_batch(s, part ? cut : 0, part ? s->B : cut);
-      loss[part] = part_backward(part ? &tw->m : m, &pb, num_steps, bos, token_scale);
-      if (part == 1) {
-        ag_step_reset();
-        ag_context_use(NULL);
-        rng_use(NULL);
-      }
-    }
-  }
-  float *g = m->ps->grad;
-  const float *g1 = tw->m.ps->grad;
-  for (long i = 0; i < m->ps->total; i++) g[i] += g1[i];
-  return (double)loss[0] + (double)loss[1];
+/* What each thread needs for its part of a cut batch (twin_parts_run). */
+typedef struct {
+  Seq2SeqModel *m[2]; /* the model, its twin */
+  const HostRows *s;
+  int cut, num_steps, bos;
+  float token_scale;
+  float loss[2];
+} TwinStep;
+
+static void twin_part(int part, void *arg) {
+  TwinStep *st = arg;
+  NmtBatch pb = host_rows_batch(st->s, part ? st->cut : 0, part ? st->s->B : st->cut);
+  st->loss[part] = part_backward(st->m[part], &pb, st->num_steps, st->bos, st->token_scale);
 }
 
 double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
@@ -277,7 +255,9 @@ double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps,
    * program's, on either path: a run is the same on one thread, on two and on a device. */
   const uint64_t seed = cut ? rng_next(&g_rng) : 0;
   if (cut && twin) {
-    lsum = parts_on_two_threads(m, twin, &sorted, cut, num_steps, bos, token_scale, seed);
+    TwinStep st = {{m, &twin->m}, &sorted, cut, num_steps, bos, token_scale, {0, 0}};
+    twin_parts_run(twin_part, &st, m->ps, twin->m.ps, twin->ctx, &twin->rng, seed);
+    lsum = (double)st.loss[0] + (double)st.loss[1];
   } else {
     Rng second;
     rng_init(&second, seed);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "../../common/exercise.h"
-#include "../../common/gemm.h"
 #include "../../common/rng.h"
 #include "../../common/util.h"
 #include "vit.h"
@@ -261,6 +260,20 @@ static float part_backward(ViT *m, const float *X, const float *y, int lo, int h
   return l;
 }
 
+/* What each thread needs for its half of a batch (twin_parts_run). */
+typedef struct {
+  ViT *m[2]; /* the model, its twin */
+  const float *X, *y;
+  int half, bs, C, S;
+  float loss[2];
+} HalfStep;
+
+static void half_part(int part, void *arg) {
+  HalfStep *st = arg;
+  st->loss[part] = part_backward(st->m[part], st->X, st->y, part ? st->half : 0,
+                                 part ? st->bs : st->half, st->bs, st->C, st->S);
+}
+
 float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, const float *y,
                          int bs, int C, int S) {
   const int half = in_halves(m, bs) ? bs / 2 : bs; /* the first part's images */
@@ -277,34 +290,10 @@ float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, co
   /* the first step runs serially: there the model checks its last block (vit_block_cls) once */
   if (twin && m->last_cls_only != 0) {
     twin->net.last_cls_only = m->last_cls_only;
-    paramset_zero_grad(&twin->ps);
-    gemm_before_threads();
-#pragma omp parallel num_threads(2)
-    {
-      int tid = 0, nth = 1;
-#ifdef _OPENMP
-      tid = omp_get_thread_num();
-      nth = omp_get_num_threads();
-#endif
-      for (int part = tid; part < 2; part += nth) { /* one thread granted: it runs both */
-        if (part == 1) {
-          rng_init(&twin->rng, seed);
-          rng_use(&twin->rng);
-          ag_context_use(twin->ctx);
-          ag_set_release_grads(true);
-        }
-        loss[part] = part_backward(part ? &twin->net : m, Xc, yc, part ? half : 0,
-                                   part ? bs : half, bs, C, S);
-        if (part == 1) {
-          ag_step_reset();
-          ag_context_use(NULL);
-          rng_use(NULL);
-        }
-      }
-    }
-    float *g = ps->grad;
-    const float *g1 = twin->ps.grad;
-    for (long i = 0; i < ps->total; i++) g[i] += g1[i];
+    HalfStep st = {{m, &twin->net}, Xc, yc, half, bs, C, S, {0, 0}};
+    twin_parts_run(half_part, &st, ps, &twin->ps, twin->ctx, &twin->rng, seed);
+    loss[0] = st.loss[0];
+    loss[1] = st.loss[1];
   } else {
     Rng second;
     rng_init(&second, seed);
