@@ -26,7 +26,7 @@ const char *gemm_backend(void); /* "openblas", "accelerate" or "builtin" */
 double gemm_flops(void);
 /* Add a device's products to gemm_flops(): 2 * macs (cuda/matmul.cu, for its cuBLAS calls). */
 void gemm_count_flops(double macs);
-/* Call before gemm runs on two threads at once (train_seq2seq's and lab07's twins): the BLAS
+/* Call before gemm runs on two threads at once (twin_parts_run): the BLAS
  * library's own thread pool is set to one thread. gemm does it itself only outside parallel
  * regions, and two threads each calling a pooled OpenBLAS queue on its lock. */
 void gemm_before_threads(void);

@@ -37,14 +37,17 @@ void paramset_free(ParamSet *ps);                 /* frees every tensor and the 
  * model built by the same init): dst's tensors point into src's value block, its gradients stay
  * its own. Dies with a message when the two do not match. */
 void paramset_share_values(ParamSet *dst, const ParamSet *src);
-/* Two parts of a training step at once: part(0, arg) on this thread and part(1, arg) on a
- * second (in turn when OpenMP grants one), the second inside the twin's context ctx
- * (ag_context_use) drawing dropout from rng seeded with seed (rng_use). twin_ps's gradients are
- * zeroed first and added into ps's after both parts. Each part's ops run on one thread (OpenMP
- * does not nest); BLAS is kept to one thread per caller (gemm_before_threads). */
+/* The two parts of a training step, part(0, arg) then part(1, arg). With a twin (twin_ps, its
+ * context ctx and generator rng) they run at once, the second on another thread (in turn when
+ * OpenMP grants one) inside ctx (ag_context_use); twin_ps's gradients are zeroed first and added
+ * into ps's after both. Without (twin_ps NULL) they run on this thread, the arena rewound in
+ * between, so the caller's batch must live outside it. Either way the second part's dropout
+ * draws from a generator seeded by one draw of g_rng (rng_use): a run is the same on one thread,
+ * two and a device. part(1, ...) must use the twin's model where there is one. Each part's ops
+ * run on one thread (OpenMP does not nest); BLAS is kept to one thread per caller. */
 typedef void (*TwinPartFn)(int part, void *arg);
 void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps, AgContext *ctx,
-                    Rng *rng, uint64_t seed);
+                    Rng *rng);
 Tensor *paramset_find(const ParamSet *ps, const char *name);
 
 /* ---------- checkpoints (params.c) ---------- */

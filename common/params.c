@@ -178,7 +178,19 @@ void paramset_share_values(ParamSet *dst, const ParamSet *src) {
 }
 
 void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps, AgContext *ctx,
-                    Rng *rng, uint64_t seed) {
+                    Rng *rng) {
+  /* the second part's dropout generator: one draw of the program's seeds it on either path */
+  const uint64_t seed = rng_next(&g_rng);
+  if (!twin_ps) { /* one after the other on this thread; the caller's batch is off the arena */
+    Rng second;
+    rng_init(&second, seed);
+    part(0, arg);
+    ag_step_reset();
+    rng_use(&second);
+    part(1, arg);
+    rng_use(NULL);
+    return;
+  }
   paramset_zero_grad(twin_ps);
   gemm_before_threads();
 #pragma omp parallel num_threads(2)
@@ -193,7 +205,7 @@ void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps,
         rng_init(rng, seed);
         rng_use(rng);
         ag_context_use(ctx);
-        ag_set_release_grads(true);
+        ag_set_release_grads(true); /* only the parameters' gradients are read */
       }
       part(p, arg);
       if (p == 1) {

@@ -226,9 +226,9 @@ static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, i
   return ls_host;
 }
 
-/* What each thread needs for its part of a cut batch (twin_parts_run). */
+/* What each part of a cut batch needs (twin_parts_run). */
 typedef struct {
-  Seq2SeqModel *m[2]; /* the model, its twin */
+  Seq2SeqModel *m[2]; /* the model, and its twin (or the model again) for the second part */
   const HostRows *s;
   int cut, num_steps, bos;
   float token_scale;
@@ -250,24 +250,14 @@ double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps,
   const int cut = split && b->size >= SPLIT_MIN_ROWS
                       ? batch_cut(b, num_steps, m->encoder_ignores_padding, &sorted)
                       : 0;
-  double lsum = 0;
-  /* The second part's dropout draws from a generator of its own, seeded by one draw of the
-   * program's, on either path: a run is the same on one thread, on two and on a device. */
-  const uint64_t seed = cut ? rng_next(&g_rng) : 0;
-  if (cut && twin) {
-    TwinStep st = {{m, &twin->m}, &sorted, cut, num_steps, bos, token_scale, {0, 0}};
-    twin_parts_run(twin_part, &st, m->ps, twin->m.ps, twin->ctx, &twin->rng, seed);
+  double lsum;
+  if (cut) {
+    TwinStep st = {{m, twin ? &twin->m : m}, &sorted, cut, num_steps, bos, token_scale, {0, 0}};
+    twin_parts_run(twin_part, &st, m->ps, twin ? twin->m.ps : NULL, twin ? twin->ctx : NULL,
+                   twin ? &twin->rng : NULL);
     lsum = (double)st.loss[0] + (double)st.loss[1];
   } else {
-    Rng second;
-    rng_init(&second, seed);
-    for (int part = 0; part < (cut ? 2 : 1); part++) {
-      NmtBatch pb = cut ? host_rows_batch(&sorted, part ? cut : 0, part ? b->size : cut) : *b;
-      if (part) rng_use(&second);
-      lsum += part_backward(m, &pb, num_steps, bos, token_scale);
-      if (part) rng_use(NULL);
-      if (cut && !part) ag_step_reset(); /* the second part is in `sorted`, outside the arena */
-    }
+    lsum = part_backward(m, b, num_steps, bos, token_scale);
   }
   host_rows_free(&sorted);
   return lsum;
@@ -296,7 +286,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   int rc = 0;
   double total_time = 0, flops0 = gemm_flops();
   ag_set_release_grads(true); /* only the parameters' gradients are read after backward */
-  Seq2SeqTwin *twin = g_twin_threads && !cfg->no_twin ? seq2seq_twin_new(m) : NULL;
+  Seq2SeqTwin *twin = g_twin_threads ? seq2seq_twin_new(m) : NULL;
   long total_tokens = 0;
   for (int ep = 0; ep < epochs; ep++) {
     double t0 = now_seconds();

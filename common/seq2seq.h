@@ -78,8 +78,8 @@ void seq2seq_twin_free(Seq2SeqTwin *t);
  * over valid tokens with token_mean). split: a batch of 64+ rows whose lengths differ enough
  * runs as two parts sorted by length, each trimmed to its own longest row (the gradients add
  * up to the whole batch's); the arena is then rewound between the parts, so b is gone after
- * the call. With a twin the two parts run at once, the second on another thread (the cut then
- * balances them). Returns the summed per-sequence loss (the book's metric). */
+ * the call. With a twin the two parts run at once, the second on another thread; the cut
+ * balances them on either path. Returns the summed per-sequence loss (the book's metric). */
 double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
                               bool token_mean, bool split, Seq2SeqTwin *twin);
 
@@ -99,8 +99,6 @@ typedef struct Seq2SeqTrainConfig {
   int plot_every;      /* animator point every N epochs (the book: 10; <= 0 -> 10) */
   bool quiet;          /* no progress lines (tests) */
   Rng *rng;            /* minibatch shuffling; NULL -> g_rng */
-  bool no_twin;        /* train every batch on this thread, even where seq2seq_set_threads
-                          would run its two parts on two */
 } Seq2SeqTrainConfig;
 
 typedef struct Seq2SeqTrainResult {

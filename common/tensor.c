@@ -12,7 +12,8 @@
 
 /* ---------- errors ---------- */
 
-/* per thread: an error in a twin thread (ag_context_use) must not jump into the main one's handler */
+/* per thread: an error in a twin's thread (ag_context_use) must not jump into the main thread's
+ * handler */
 static _Thread_local jmp_buf *g_catch;
 static _Thread_local char g_errmsg[1024];
 
@@ -88,7 +89,7 @@ typedef struct {
 
 /* Everything a forward and backward pass writes besides the tensors: the activation arenas, the
  * tape and the gradient switches. One context serves the program; a thread that trains a twin of
- * the model beside it (train_seq2seq's parts) uses its own (ag_context_use). Other threads (the
+ * the model beside it (twin_parts_run) uses its own (ag_context_use). Other threads (the
  * ops' OpenMP workers) never allocate or record, and see the main context. */
 struct AgContext {
   Arena arena[DEV_COUNT];

@@ -163,7 +163,7 @@ void ag_backward_with(Tensor *out, const float *seed);
  * intermediate values or gradients after backward. */
 void ag_set_release_grads(bool on);
 /* A second autograd context: tape, activation arena and gradient switches for a thread that runs
- * its own forward and backward beside the main thread's (train_seq2seq's twin). ag_context_use
+ * its own forward and backward beside the main thread's (twin_parts_run). ag_context_use
  * makes it this thread's until ag_context_use(NULL); ag_context_free releases its memory (call
  * it where no thread uses it). */
 typedef struct AgContext AgContext;

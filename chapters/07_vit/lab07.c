@@ -278,8 +278,8 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
       Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){bs, 1, S, S}); /* (bs, 1, S, S) */
       Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});          /* (bs) */
       fashion_mnist_batch(&train, order, start, bs, S, Xh->data, yh->data); /* straight in */
-      /* forward, the mean cross-entropy and backward, in two halves on two threads where
-       * there are two (ViT_batch_backward in vit.c) */
+      /* forward, the mean cross-entropy and backward; a small model's batch in two halves,
+       * side by side where two threads run (ViT_batch_backward in vit.c) */
       paramset_zero_grad(&ps);
       double lv = ViT_batch_backward(&net, &ps, twin, Xh->data, yh->data, bs, 1, S);
       SGD_step(&trainer);

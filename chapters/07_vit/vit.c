@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 #include "../../common/exercise.h"
@@ -121,8 +120,8 @@ void ViT_free(ViT *m) {
 /* The last block for the <cls> row only. The classifier reads nothing else, so in the last
  * block the other rows' queries, attention output, second norm and MLP are work whose result
  * is dropped (the book computes them): keys and values still come from every row. The book ViT
- * preset's step does 0.62 of its products' arithmetic this way, the CPU preset's 0.65. X (B, n, h) ->
- * (B, 1, h). */
+ * preset's step does 0.62 of its products' arithmetic this way, the CPU preset's 0.65.
+ * X (B, n, h) -> (B, 1, h). */
 static Tensor *vit_block_cls(ViTBlock *blk, Tensor *X, bool training) {
   Tensor *Y = LayerNorm_forward(&blk->ln1, X); /* (B, n, h) */
   Tensor *A = MultiHeadAttention_forward(&blk->attention, t_slice(Y, 1, 0, 1), Y, Y, NULL,
@@ -133,8 +132,8 @@ static Tensor *vit_block_cls(ViTBlock *blk, Tensor *X, bool training) {
 }
 
 /* vit_block_cls stands in for ViTBlock_forward (exercise 7.2) only where they agree: the <cls>
- * row of both on X's first images, evaluation mode, once per model. A block written differently (post-norm, a
- * challenge variant) then runs in full, as written. Tolerance 1e-4 of the row's largest
+ * row of both on X's first images, evaluation mode, once per model. A block written differently
+ * (post-norm, a challenge variant) then runs in full, as written. Tolerance 1e-4 of the row's largest
  * entry: the same arithmetic, products of 1 row instead of n summed in another order. */
 static bool block_cls_agrees(ViTBlock *blk, Tensor *X) {
   const bool was = ag_grad_enabled();
@@ -187,7 +186,7 @@ Tensor *ViT_forward(ViT *m, Tensor *X, bool training) {
   return Linear_forward(&m->head, LayerNorm_forward(&m->head_ln, Z)); /* (B, num_classes) */
 }
 
-/* ---------------------------------------------------------------- a training step on two threads */
+/* ---------------------------------------------------------------- a training step in halves */
 
 struct ViTTwin {
   ViT net;      /* built like the model; its parameters read the model's values */
@@ -260,9 +259,9 @@ static float part_backward(ViT *m, const float *X, const float *y, int lo, int h
   return l;
 }
 
-/* What each thread needs for its half of a batch (twin_parts_run). */
+/* What each half of a batch needs (twin_parts_run). */
 typedef struct {
-  ViT *m[2]; /* the model, its twin */
+  ViT *m[2]; /* the model, and its twin (or the model again) for the second half */
   const float *X, *y;
   int half, bs, C, S;
   float loss[2];
@@ -278,32 +277,18 @@ float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, co
                          int bs, int C, int S) {
   const int half = in_halves(m, bs) ? bs / 2 : bs; /* the first part's images */
   if (half == bs) return part_backward(m, X, y, 0, bs, bs, C, S);
-  /* The second half's dropout draws from a generator of its own, seeded by one draw of the
-   * program's, on either path: a run is the same on one thread, on two and on a device. The
-   * batch is copied out of the arena, which the serial path rewinds between the halves. */
-  const uint64_t seed = rng_next(&g_rng);
+  /* The batch is copied out of the arena, which the serial path rewinds between the halves.
+   * The first step runs serially: there the model checks its last block (vit_block_cls). */
   const size_t n = (size_t)bs * C * S * S;
   float *Xc = xmalloc(sizeof(float) * n), *yc = xmalloc(sizeof(float) * (size_t)bs);
   memcpy(Xc, X, sizeof(float) * n);
   memcpy(yc, y, sizeof(float) * (size_t)bs);
-  float loss[2] = {0, 0};
-  /* the first step runs serially: there the model checks its last block (vit_block_cls) once */
-  if (twin && m->last_cls_only != 0) {
-    twin->net.last_cls_only = m->last_cls_only;
-    HalfStep st = {{m, &twin->net}, Xc, yc, half, bs, C, S, {0, 0}};
-    twin_parts_run(half_part, &st, ps, &twin->ps, twin->ctx, &twin->rng, seed);
-    loss[0] = st.loss[0];
-    loss[1] = st.loss[1];
-  } else {
-    Rng second;
-    rng_init(&second, seed);
-    loss[0] = part_backward(m, Xc, yc, 0, half, bs, C, S);
-    ag_step_reset();
-    rng_use(&second);
-    loss[1] = part_backward(m, Xc, yc, half, bs, bs, C, S);
-    rng_use(NULL);
-  }
+  if (twin && m->last_cls_only == 0) twin = NULL;
+  if (twin) twin->net.last_cls_only = m->last_cls_only;
+  HalfStep st = {{m, twin ? &twin->net : m}, Xc, yc, half, bs, C, S, {0, 0}};
+  twin_parts_run(half_part, &st, ps, twin ? &twin->ps : NULL, twin ? twin->ctx : NULL,
+                 twin ? &twin->rng : NULL);
   free(Xc);
   free(yc);
-  return (loss[0] * (float)half + loss[1] * (float)(bs - half)) / (float)bs;
+  return (st.loss[0] * (float)half + st.loss[1] * (float)(bs - half)) / (float)bs;
 }

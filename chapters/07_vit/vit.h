@@ -31,8 +31,8 @@ void ViT_twin_free(ViTTwin *t);
 /* One training step's gradients for a host batch X (bs, C, S, S), labels y (bs): forward, the
  * mean cross-entropy, backward, added into ps's gradients (zero them first). For a small model
  * a batch of 64 images or more runs as two halves, side by side on two threads with a twin,
- * one after the other without (same dropout draws, same step); the arena is rewound in between, so X and y
- * must not live in it past the call. Returns the mean loss. */
+ * one after the other without (same dropout draws, same step); the arena may be rewound in
+ * between (X and y are copied first). Returns the mean loss. */
 float ViT_batch_backward(ViT *m, ParamSet *ps, ViTTwin *twin, const float *X, const float *y,
                          int bs, int C, int S);
 
