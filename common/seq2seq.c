@@ -93,7 +93,9 @@ Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, in
   Tensor *X = tensor_to(first_cols(b->X, Tx), dv), *X_vl = tensor_to(b->X_valid_len, dv);
   Tensor *Y = tensor_to(first_cols(b->Y, Ty), dv), *Y_vl = tensor_to(b->Y_valid_len, dv);
   Tensor *dec_X = seq2seq_dec_input(Y, bos);                /* (batch, Ty) */
-  Tensor *Y_hat = m->forward(m->net, X, X_vl, dec_X, true); /* (batch, Ty, tgt_vocab) */
+  Tensor *Y_hat = trim && m->forward_packed /* (batch, Ty, tgt_vocab) */
+                     ? m->forward_packed(m->net, X, X_vl, dec_X, Y_vl, true)
+                     : m->forward(m->net, X, X_vl, dec_X, true);
   Tensor *l = MaskedSoftmaxCELoss(Y_hat, Y, Y_vl);          /* (batch): mean over Ty */
   Tensor *ls = t_sum_all(l);                                /* (1) */
   return Ty < T ? t_scale(ls, (float)Ty / (float)T) : ls;  /* the book's mean over num_steps */
@@ -131,7 +133,7 @@ typedef struct {
  * them in two: where the costlier part costs least, as the parts may run at once on two threads
  * (one rule for both paths keeps a run the same on either); 0 (keep the batch whole) when even
  * that part costs 0.9 of the whole batch. */
-static int batch_cut(const NmtBatch *b, int T, bool src_trims, HostRows *s) {
+static int batch_cut(const NmtBatch *b, int T, bool src_trims, bool dec_packs, HostRows *s) {
   const int B = b->size;
   *s = (HostRows){.B = B, .T = T};
   s->X = xcalloc((size_t)B * (size_t)T, sizeof(float));
@@ -140,6 +142,7 @@ static int batch_cut(const NmtBatch *b, int T, bool src_trims, HostRows *s) {
   s->yvl = xcalloc((size_t)B, sizeof(float));
   RowKey *k = xcalloc((size_t)B, sizeof *k);
   float *pre = xcalloc((size_t)B, sizeof *pre), *suf = xcalloc((size_t)B + 1, sizeof *suf);
+  double *ysum = xcalloc((size_t)B + 1, sizeof *ysum); /* ysum[r]: rows [0, r)'s target lengths */
   for (int i = 0; i < B; i++)
     k[i] = (RowKey){(int)b->Y_valid_len->data[i] * (T + 1) + (int)b->X_valid_len->data[i], i};
   qsort(k, (size_t)B, sizeof *k, by_key);
@@ -150,21 +153,27 @@ static int batch_cut(const NmtBatch *b, int T, bool src_trims, HostRows *s) {
     s->xvl[r] = b->X_valid_len->data[i];
     s->yvl[r] = b->Y_valid_len->data[i];
   }
-  /* the columns a part computes: its rows x (its longest source + its longest target) */
+  /* the positions a part computes: its rows x its longest source, and its rows x its longest
+   * target, or, when the decoder packs (forward_packed), its rows' target lengths */
   for (int r = 0; r < B; r++) pre[r] = fmaxf(r ? pre[r - 1] : 1, src_trims ? s->xvl[r] : T);
   suf[B] = 1;
   for (int r = B - 1; r >= 0; r--) suf[r] = fmaxf(suf[r + 1], src_trims ? s->xvl[r] : T);
-  const double whole = (double)B * (pre[B - 1] + s->yvl[B - 1]);
+  for (int r = 0; r < B; r++) ysum[r + 1] = ysum[r] + s->yvl[r];
+#define PART_COST(lo, hi, src)                                                                  \
+  ((double)((hi) - (lo)) * (src) +                                                              \
+   (dec_packs ? ysum[hi] - ysum[lo] : (double)((hi) - (lo)) * s->yvl[(hi) - 1]))
+  const double whole = PART_COST(0, B, pre[B - 1]);
   double longer = whole;
   int cut = 0;
   for (int r = SPLIT_MIN_ROWS / 2; r <= B - SPLIT_MIN_ROWS / 2; r++) {
-    const double c0 = (double)r * (pre[r - 1] + s->yvl[r - 1]),
-                 c1 = (double)(B - r) * (suf[r] + s->yvl[B - 1]);
+    const double c0 = PART_COST(0, r, pre[r - 1]), c1 = PART_COST(r, B, suf[r]);
     if (fmax(c0, c1) < longer) longer = fmax(c0, c1), cut = r;
   }
+#undef PART_COST
   free(k);
   free(pre);
   free(suf);
+  free(ysum);
   return longer < 0.9 * whole ? cut : 0;
 }
 
@@ -248,7 +257,8 @@ double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps,
   const float token_scale = token_mean ? (float)num_steps / (float)(nt ? nt : 1) : 1.0f;
   HostRows sorted = {0};
   const int cut = split && b->size >= SPLIT_MIN_ROWS
-                      ? batch_cut(b, num_steps, m->encoder_ignores_padding, &sorted)
+                      ? batch_cut(b, num_steps, m->encoder_ignores_padding,
+                                  m->forward_packed != NULL, &sorted)
                       : 0;
   double lsum;
   if (cut) {
@@ -256,6 +266,9 @@ double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps,
     twin_parts_run(twin_part, &st, m->ps, twin ? twin->m.ps : NULL, twin ? twin->ctx : NULL,
                    twin ? &twin->rng : NULL);
     lsum = (double)st.loss[0] + (double)st.loss[1];
+  } else if (sorted.B) { /* whole, but sorted by length: a packing decoder skips more */
+    NmtBatch whole = host_rows_batch(&sorted, 0, sorted.B);
+    lsum = part_backward(m, &whole, num_steps, bos, token_scale);
   } else {
     lsum = part_backward(m, b, num_steps, bos, token_scale);
   }

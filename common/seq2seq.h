@@ -22,6 +22,12 @@ typedef struct Seq2SeqModel {
    * dec_X (batch, num_steps) = <bos> followed by Y[:, :-1]. Returns logits
    * (batch, num_steps, tgt_vocab). training switches dropout. */
   Tensor *(*forward)(void *net, Tensor *X, Tensor *X_valid_len, Tensor *dec_X, bool training);
+  /* Optional (NULL: forward is used): forward, told the target's valid lengths dec_valid_len
+   * (batch), so that the decoder may skip the (row, position) pairs at or past a row's length,
+   * which the loss weighs 0; their logits are then 0. The trainer passes rows sorted by target
+   * length, so a step-by-step decoder drops the rows that have ended (lab03's). */
+  Tensor *(*forward_packed)(void *net, Tensor *X, Tensor *X_valid_len, Tensor *dec_X,
+                            Tensor *dec_valid_len, bool training);
   /* Greedy decoding, one sentence: encode X (1, num_steps) with X_valid_len (1) and keep what
    * the decoder needs inside net (arena tensors; the caller resets the arena afterwards). */
   void (*begin_decode)(void *net, Tensor *X, Tensor *X_valid_len);

@@ -131,11 +131,12 @@ void RNN_init(RNN *r, ParamSet *ps, const char *name, RnnKind kind, int input_si
   }
 }
 
-/* One layer over the whole sequence: GX = X @ W_xh + b_xh for all steps in one product, then
- * the fused cell step by step. X (T, B, in) -> (T, B, H). */
-static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor **Hs, Tensor **Cs) {
+/* One layer over the whole sequence: GX = X @ W_xh + b_xh for all steps in one product (or GX
+ * as given), then the fused cell step by step. X (T, B, in) -> (T, B, H). */
+static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor *GX, Tensor **Hs,
+                             Tensor **Cs) {
   const RNNLayerParams *p = &r->layer[l];
-  const int T = X->shape[0], B = X->shape[1], H = r->num_hiddens;
+  const int T = (GX ? GX : X)->shape[0], B = (GX ? GX : X)->shape[1], H = r->num_hiddens;
   Tensor *outs[512];
   Tensor *h = *Hs, *c = *Cs;
   if (r->reference) { /* the exercises' readable cells, one step at a time */
@@ -149,7 +150,7 @@ static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor **Hs, Tensor
     *Cs = c;
     return T == 1 ? outs[0] : t_concat(outs, T, 0);
   }
-  Tensor *GX = t_linear(X, p->W_xh, p->b_xh); /* (T, B, G) */
+  if (!GX) GX = t_linear(X, p->W_xh, p->b_xh); /* (T, B, G) */
   for (int t = 0; t < T; t++) {
     Tensor *o = cell_at(r->kind, GX, t, h, c, p->W_hh, p->b_hh);
     if (r->kind == RNN_LSTM) {
@@ -165,23 +166,37 @@ static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor **Hs, Tensor
   return T == 1 ? outs[0] : t_concat(outs, T, 0); /* (T, B, H) */
 }
 
-Tensor *RNN_forward(const RNN *r, Tensor *X, const RNNState *state, RNNState *state_out,
-                    bool training) {
+/* X (T, B, input_size), or GX0 (T, B, G): layer 0's input projection, computed by the caller. */
+static Tensor *rnn_forward(const RNN *r, Tensor *X, Tensor *GX0, const RNNState *state,
+                           RNNState *state_out, bool training) {
   char s[64];
-  if (!X || X->ndim != 3 || X->shape[2] != r->input_size || X->shape[0] > 512)
-    tensor_error("RNN_forward", "X has shape %s, expected (num_steps <= 512, batch, %d)",
-                 X ? shape_str(X, s, sizeof s) : "NULL", r->input_size);
-  const int B = X->shape[1], H = r->num_hiddens;
+  const int G = (r->kind == RNN_GRU ? 3 : 4) * r->num_hiddens;
+  if (GX0 ? GX0->ndim != 3 || GX0->shape[2] != G || GX0->shape[0] > 512 || r->reference
+          : !X || X->ndim != 3 || X->shape[2] != r->input_size || X->shape[0] > 512)
+    tensor_error("RNN_forward", "%s has shape %s, expected (num_steps <= 512, batch, %d)%s",
+                 GX0 ? "GX0" : "X", GX0 || X ? shape_str(GX0 ? GX0 : X, s, sizeof s) : "NULL",
+                 GX0 ? G : r->input_size, GX0 && r->reference ? " and the fused cells" : "");
+  const int B = (GX0 ? GX0 : X)->shape[1], H = r->num_hiddens;
   Tensor *inp = X;
   for (int l = 0; l < r->num_layers; l++) {
     Tensor *h = state ? state->H[l] : tensor_zeros(2, (const int[]){B, H});
     Tensor *c = r->kind == RNN_LSTM ? (state ? state->C[l] : tensor_zeros(2, (const int[]){B, H}))
                                     : NULL;
-    Tensor *out = layer_forward(r, l, inp, &h, &c);
+    Tensor *out = layer_forward(r, l, inp, l == 0 ? GX0 : NULL, &h, &c);
     if (!out) return NULL;
     state_out->H[l] = h;
     state_out->C[l] = c;
     inp = l + 1 < r->num_layers ? t_dropout(out, r->dropout, training) : out;
   }
   return inp;
+}
+
+Tensor *RNN_forward(const RNN *r, Tensor *X, const RNNState *state, RNNState *state_out,
+                    bool training) {
+  return rnn_forward(r, X, NULL, state, state_out, training);
+}
+
+Tensor *RNN_forward_projected(const RNN *r, Tensor *GX0, const RNNState *state,
+                              RNNState *state_out, bool training) {
+  return rnn_forward(r, NULL, GX0, state, state_out, training);
 }

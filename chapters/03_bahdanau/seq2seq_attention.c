@@ -21,6 +21,17 @@ static void check_ids(const char *op, Tensor *X) {
                  X ? shape_str(X, s, sizeof s) : "NULL");
 }
 
+/* An embedding followed by a linear layer, as both recurrent nets start (the encoder's layer 0
+ * and the embedding rows of the decoder's): embedding(ids) @ W + b is row ids of table @ W + b.
+ * Where the vocabulary has fewer rows than there are ids, projecting the table and picking rows
+ * does fewer products, forward and backward (the table's gradient is then the picked rows'
+ * gradients summed per id, times W^T): lab 03's d2l-1.0 batch has 1,152 source ids for 194 words.
+ * The same numbers up to rounding. ids (...) -> (..., W's columns). */
+static Tensor *embedded_projection(const Embedding *e, Tensor *ids, Tensor *W, Tensor *b) {
+  if (e->vocab < ids->size) return t_embedding(t_linear(e->W, W, b), ids);
+  return t_linear(Embedding_forward(e, ids), W, b);
+}
+
 /* ================================================================ encoder */
 
 void Seq2SeqEncoder_init(Seq2SeqEncoder *e, ParamSet *ps, RnnKind kind, int vocab_size,
@@ -32,8 +43,14 @@ void Seq2SeqEncoder_init(Seq2SeqEncoder *e, ParamSet *ps, RnnKind kind, int voca
 Tensor *Seq2SeqEncoder_forward(const Seq2SeqEncoder *e, Tensor *X, RNNState *state,
                                bool training) {
   check_ids("Seq2SeqEncoder_forward", X);
-  Tensor *emb = Embedding_forward(&e->embedding, ids_time_major(X)); /* (T, B, embed) */
-  return RNN_forward(&e->rnn, emb, NULL, state, training);           /* (T, B, H) */
+  Tensor *ids = ids_time_major(X); /* (T, B) */
+  if (!e->rnn.reference) {         /* layer 0's input projection straight from the ids */
+    const RNNLayerParams *p = &e->rnn.layer[0];
+    Tensor *GX0 = embedded_projection(&e->embedding, ids, p->W_xh, p->b_xh); /* (T, B, G) */
+    return RNN_forward_projected(&e->rnn, GX0, NULL, state, training);      /* (T, B, H) */
+  }
+  Tensor *emb = Embedding_forward(&e->embedding, ids);      /* (T, B, embed) */
+  return RNN_forward(&e->rnn, emb, NULL, state, training); /* (T, B, H) */
 }
 
 /* ================================================================ decoder */
@@ -74,17 +91,57 @@ void Seq2SeqAttentionDecoder_init_state(Seq2SeqAttentionDecoder *d, Tensor *enc_
   d->attention_weights = NULL;
 }
 
-Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, bool training) {
+/* Packing (training only): a row whose target ended before step t is weighted 0 by the loss
+ * from t on, and the decoder is causal, so nothing it computes for that row at t or later can
+ * change the loss or a gradient. With the rows sorted by target length (the trainer sorts them),
+ * the rows still running at step t are a suffix [lo_t, B): step t runs on those rows only, as
+ * PyTorch's pack_padded_sequence would. lo_t is the longest prefix of rows whose target has
+ * ended; unsorted rows still give the right numbers, only less is skipped. */
+static int rows_done(const float *vl, int B, int t) {
+  int lo = 0;
+  while (lo < B && vl[lo] <= (float)t) lo++;
+  return lo;
+}
+
+/* dec_valid_len NULL: every row runs every step. Otherwise the fused path packs (see above) and
+ * the logits of a skipped (row, step) are 0. */
+static Tensor *decoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, Tensor *dec_valid_len,
+                               bool training) {
   check_ids("Seq2SeqAttentionDecoder_forward", X);
   const RNN *r = &d->rnn;
   const int B = X->shape[0], T = X->shape[1], H = r->num_hiddens, L = r->num_layers;
   if (!d->enc_outputs || d->enc_outputs->shape[0] != B)
     tensor_error("Seq2SeqAttentionDecoder_forward", "call init_state with a batch of %d first", B);
-  Tensor *emb = Embedding_forward(&d->embedding, ids_time_major(X)); /* (T, B, E) */
-  /* the embedding half of layer 0's input projection, all steps at once */
-  Tensor *GX_emb = d->reference ? NULL : t_linear(emb, d->W_xh_emb, r->layer[0].b_xh); /* (T, B, G) */
-  Tensor *outs[512];
   if (T > 512) tensor_error("Seq2SeqAttentionDecoder_forward", "num_steps %d > 512", T);
+  if (dec_valid_len && (dec_valid_len->ndim != 1 || dec_valid_len->shape[0] != B))
+    tensor_error("Seq2SeqAttentionDecoder_forward", "dec_valid_len must be (%d), one per row", B);
+  const bool pack = dec_valid_len && !d->reference;
+  /* lo[t]: the rows before it have ended by step t (all 0 without packing); off[t]: step t's
+   * first row in the packed (P, ...) arrays, which hold step 0's running rows, then step 1's... */
+  int lo[513], off[513];
+  const float *vl = pack ? host_read(dec_valid_len) : NULL;
+  off[0] = 0;
+  for (int t = 0; t < T; t++) {
+    lo[t] = pack ? rows_done(vl, B, t) : 0;
+    off[t + 1] = off[t] + (B - lo[t]);
+  }
+  const int P = off[T]; /* positions computed */
+  Tensor *ids = ids_time_major(X); /* (T, B) */
+  if (pack && P < T * B) {         /* the running rows' ids, step after step: (1, P) */
+    Tensor *pieces[512];
+    int n = 0;
+    for (int t = 0; t < T; t++)
+      if (lo[t] < B) pieces[n++] = t_slice(t_slice(ids, 0, t, t + 1), 1, lo[t], B);
+    ids = t_concat(pieces, n, 1);
+  }
+  ids = t_view(ids, P); /* (P) */
+  /* the readable cells take the embedding; the fused ones the embedding half of layer 0's input
+   * projection, all steps at once */
+  Tensor *emb = d->reference ? Embedding_forward(&d->embedding, ids) : NULL; /* (P, E) */
+  Tensor *GX_emb = d->reference ? NULL /* (P, G) */
+                                : embedded_projection(&d->embedding, ids, d->W_xh_emb,
+                                                      r->layer[0].b_xh);
+  Tensor *outs[512];
   RNNState *s = &d->state;
   /* --unfused: layer 0's readable cell takes [context, embedding], so its input weights are
    * the two blocks stacked (once per call, not per step) */
@@ -93,31 +150,50 @@ Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, b
     const RNNLayerParams *p0 = &r->layer[0];
     full = (RNNLayerParams){t_cat2(p0->W_xh, d->W_xh_emb, 0), p0->W_hh, p0->b_xh, p0->b_hh};
   }
+  /* what the attention reads, for the running rows [cur, B) */
+  int cur = 0;
+  Tensor *enc_out = d->enc_outputs, *keys_proj = d->keys_proj, *enc_vl = d->enc_valid_lens;
+  int steps = T;
   for (int t = 0; t < T; t++) {
-    Tensor *query = t_view(s->H[L - 1], B, 1, H); /* (B, 1, H): the last layer's state */
-    Tensor *context;                               /* (B, 1, H) */
+    if (lo[t] == B) { /* every row has ended (a target trimmed by its caller never gets here) */
+      steps = t;
+      break;
+    }
+    if (lo[t] > cur) { /* rows [cur, lo[t]) ended: drop them from the state and the memory */
+      const int k = lo[t] - cur, n = B - cur;
+      for (int l = 0; l < L; l++) {
+        s->H[l] = t_slice(s->H[l], 0, k, n);
+        if (s->C[l]) s->C[l] = t_slice(s->C[l], 0, k, n);
+      }
+      cur = lo[t];
+      enc_out = t_slice(d->enc_outputs, 0, cur, B);
+      if (keys_proj) keys_proj = t_slice(d->keys_proj, 0, cur, B);
+      if (enc_vl) enc_vl = t_slice(d->enc_valid_lens, 0, cur, B);
+    }
+    const int n = B - cur;                        /* running rows */
+    Tensor *query = t_view(s->H[L - 1], n, 1, H); /* (n, 1, H): the last layer's state */
+    Tensor *context;                              /* (n, 1, H) */
     if (d->attn_kind == ATTN_ADDITIVE && d->reference) {
-      context = additive_attention_cached(&d->attention, query, d->keys_proj, d->enc_outputs,
-                                          d->enc_valid_lens, training);
+      context = additive_attention_cached(&d->attention, query, keys_proj, enc_out, enc_vl,
+                                          training);
       if (!context) return NULL;
       d->attention_weights = d->attention.attention_weights;
     } else if (d->attn_kind == ATTN_ADDITIVE) {
       /* exercise 3.3's computation with the scores fused; masked_softmax is lab02's */
-      Tensor *q = Linear_forward(&d->attention.W_q, query);                     /* (B, 1, H) */
-      Tensor *scores = additive_scores_fused(q, d->keys_proj, d->attention.w_v.W); /* (B, 1, T) */
-      Tensor *w = masked_softmax(scores, d->enc_valid_lens);                    /* (B, 1, T) */
+      Tensor *q = Linear_forward(&d->attention.W_q, query);                  /* (n, 1, H) */
+      Tensor *scores = additive_scores_fused(q, keys_proj, d->attention.w_v.W); /* (n, 1, T) */
+      Tensor *w = masked_softmax(scores, enc_vl);                            /* (n, 1, T) */
       if (!w) return NULL;
       d->attention.attention_weights = d->attention_weights = w;
-      context = t_bmm(Dropout_forward(&d->attention.dropout, w, training), d->enc_outputs);
+      context = t_bmm(Dropout_forward(&d->attention.dropout, w, training), enc_out);
     } else {
-      context = DotProductAttention_forward(&d->dot, query, d->enc_outputs, d->enc_outputs,
-                                            d->enc_valid_lens, training);
+      context = DotProductAttention_forward(&d->dot, query, enc_out, enc_out, enc_vl, training);
       if (!context) return NULL;
       d->attention_weights = d->dot.attention_weights;
     }
     if (d->reference) { /* the readable cells on the concatenated input [context, embedding] */
       Tensor *x = t_cat2(t_view(context, B, H),
-                         t_view(t_slice(emb, 0, t, t + 1), B, emb->shape[2]), 1); /* (B, H+E) */
+                         t_view(t_slice(emb, 0, t * B, (t + 1) * B), B, emb->shape[1]), 1); /* (B, H+E) */
       for (int l = 0; l < L; l++) {
         const RNNLayerParams *p = l == 0 ? &full : &r->layer[l];
         if (l > 0) x = t_dropout(x, r->dropout, training);
@@ -126,12 +202,12 @@ Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, b
         if (!s->H[l]) return NULL;
         x = s->H[l];
       }
-      outs[t] = t_view(x, B, 1, H);
+      outs[t] = x; /* (B, H) */
       continue;
     }
-    /* layer 0: gx = context @ W_xh(context rows) + (embedding @ W_xh_emb + b_xh)[t] */
-    Tensor *gx = t_add(t_matmul(t_view(context, B, H), r->layer[0].W_xh),
-                       t_view(t_slice(GX_emb, 0, t, t + 1), B, GX_emb->shape[2]));
+    /* layer 0: gx = context @ W_xh(context rows) + (embedding @ W_xh_emb + b_xh)[step t] */
+    Tensor *gx = t_add(t_matmul(t_view(context, n, H), r->layer[0].W_xh),
+                       t_slice(GX_emb, 0, off[t], off[t + 1])); /* (n, G) */
     Tensor *inp = NULL;
     for (int l = 0; l < L; l++) {
       const RNNLayerParams *p = &r->layer[l];
@@ -143,12 +219,28 @@ Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, b
       } else {
         s->H[l] = o;
       }
-      inp = s->H[l]; /* (B, H) */
+      inp = s->H[l]; /* (n, H) */
     }
-    outs[t] = t_view(inp, B, 1, H);
+    outs[t] = inp;
   }
-  Tensor *top = T == 1 ? outs[0] : t_concat(outs, T, 1); /* (B, T, H) */
-  return Linear_forward(&d->dense, top);                  /* (B, T, vocab) */
+  /* the top layer's states of every computed position, step after step: (P, H) */
+  const int V = d->dense.out;
+  Tensor *logits = steps == 0 ? NULL                                 /* no row had a target */
+                   : Linear_forward(&d->dense, steps == 1 ? outs[0] : t_concat(outs, steps, 0));
+  if (P < T * B) { /* back to (T * B, vocab), step-major, with 0 where a row had ended */
+    Tensor *pieces[1024];
+    int n = 0;
+    for (int t = 0; t < T; t++) {
+      if (lo[t] > 0) pieces[n++] = tensor_zeros(2, (const int[]){lo[t], V});
+      if (lo[t] < B) pieces[n++] = t_slice(logits, 0, off[t], off[t + 1]);
+    }
+    logits = t_concat(pieces, n, 0);
+  }
+  return t_transpose(t_view(logits, T, B, V), 0, 1); /* (B, T, vocab) */
+}
+
+Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, bool training) {
+  return decoder_forward(d, X, NULL, training);
 }
 
 /* ================================================================ the model */
@@ -174,14 +266,19 @@ void BahdanauNet_init(BahdanauNet *n, RnnKind kind, AttnKind attn, int src_vocab
   n->cfg.dropout = dropout;
 }
 
-static Tensor *net_forward(void *p, Tensor *X, Tensor *X_valid_len, Tensor *dec_X, bool training) {
+static Tensor *net_forward_packed(void *p, Tensor *X, Tensor *X_valid_len, Tensor *dec_X,
+                                  Tensor *dec_valid_len, bool training) {
   BahdanauNet *n = p;
   RNNState st;
   Tensor *enc_out = NEED(Seq2SeqEncoder_forward(&n->encoder, X, &st, training),
                          "the encoder's cells (exercises 3.1 / 3.2)"); /* (T, B, H) */
   Seq2SeqAttentionDecoder_init_state(&n->decoder, enc_out, &st, X_valid_len);
-  return NEED(Seq2SeqAttentionDecoder_forward(&n->decoder, dec_X, training),
+  return NEED(decoder_forward(&n->decoder, dec_X, dec_valid_len, training),
               "the decoder (exercise 3.3 additive_attention_cached or lab02's attention)");
+}
+
+static Tensor *net_forward(void *p, Tensor *X, Tensor *X_valid_len, Tensor *dec_X, bool training) {
+  return net_forward_packed(p, X, X_valid_len, dec_X, NULL, training);
 }
 
 static void net_begin_decode(void *p, Tensor *X, Tensor *X_valid_len) {
@@ -229,6 +326,7 @@ Seq2SeqModel BahdanauNet_model(BahdanauNet *n) {
                         .net = n,
                         .ps = &n->ps,
                         .forward = net_forward,
+                        .forward_packed = net_forward_packed,
                         .begin_decode = net_begin_decode,
                         .decode_step = net_decode_step,
                         .step_attention = net_step_attention,

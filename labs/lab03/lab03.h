@@ -60,6 +60,10 @@ typedef struct RNNState {
  * NULL when r->reference is set and an exercise cell is a stub. */
 Tensor *RNN_forward(const RNN *r, Tensor *X, const RNNState *state, RNNState *state_out,
                     bool training);
+/* The same with layer 0's input projection X @ W_xh + b_xh given, GX0 (num_steps, batch, G)
+ * (the fused cells only): the encoder computes it from its embedding table (embedded_projection). */
+Tensor *RNN_forward_projected(const RNN *r, Tensor *GX0, const RNNState *state,
+                              RNNState *state_out, bool training);
 
 /* ================================================================ encoder and decoder */
 
