@@ -175,7 +175,8 @@ typedef struct Backend {
                                float *dk, float *dw, int B, int Q, int K, int h);
   /* one GRU/LSTM step (lab 03): gx (B, G) this step's input projections, Hp/Cp (B, H) (Cp NULL
    * for the GRU), b_hh may be NULL; out (B, H), or (B, 2H) = [h' | c'] for the LSTM; act (B, G)
-   * and extra (B, H) are kept for the backward, dgh (B, G) is its scratch */
+   * and extra (B, H) are kept for the backward, dgh (B, G) is its scratch. rnn_cell's W_hh may
+   * be NULL when Hp is known to be zero (a sequence's first step): gh is then b_hh alone */
   void (*rnn_cell)(CellKind kind, const float *gx, const float *Hp, const float *Cp,
                    const float *W_hh, const float *b_hh, float *act, float *extra, float *out,
                    int B, int H);

@@ -80,8 +80,11 @@ static void cuda_rnn_cell(CellKind kind, const float *gx, const float *Hp, const
   const int G = (kind == CELL_GRU ? 3 : 4) * H;
   long n = (long)B * H;
   if (n <= 0) return;
-  /* act (B, G) = Hp (B, H) @ W_hh (H, G) */
-  gemm_rm(false, false, B, G, H, 1.0f, Hp, H, W_hh, G, 0.0f, act, G);
+  /* act (B, G) = Hp (B, H) @ W_hh (H, G); no W_hh: Hp is the zero state, act = 0 */
+  if (W_hh)
+    gemm_rm(false, false, B, G, H, 1.0f, Hp, H, W_hh, G, 0.0f, act, G);
+  else
+    CUDA_CHECK(cudaMemset(act, 0, sizeof(float) * (size_t)B * (size_t)G));
   LAUNCH(rnn_cell_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, kind, gx, Hp, Cp, b_hh, act,
          extra, out, B, H);
 }

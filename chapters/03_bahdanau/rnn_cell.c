@@ -25,6 +25,7 @@ typedef struct CellSaved {
   int B, H, G;
   long gx_off;     /* offset of this step's rows inside gx (a (T, B, G) tensor or (B, G)) */
   Tensor *W_hh, *b_hh;
+  bool h_zero;     /* the step started from the zero state: h @ W_hh was skipped, dW_hh gets 0 */
   float *act;      /* (B, G) gate activations */
   float *extra;    /* GRU: gh_n (B, H); LSTM: tanh(c') (B, H) */
 } CellSaved;
@@ -37,16 +38,17 @@ static void rnn_cell_backward(Tensor *out) {
   float *dgx = gx->requires_grad ? tensor_grad(gx) + s->gx_off : NULL;
   float *dC = Cp && Cp->requires_grad ? tensor_grad(Cp) : NULL;
   float *dH = Hp->requires_grad ? tensor_grad(Hp) : NULL;
-  float *dW = s->W_hh->requires_grad ? tensor_grad(s->W_hh) : NULL;
+  float *dW = s->W_hh->requires_grad && !s->h_zero ? tensor_grad(s->W_hh) : NULL;
   float *db = s->b_hh && s->b_hh->requires_grad ? tensor_grad(s->b_hh) : NULL;
   KERNEL(dev, rnn_cell_grad, s->kind == RNN_GRU ? CELL_GRU : CELL_LSTM, out->grad, s->act,
          s->extra, Hp->data, Cp ? Cp->data : NULL, s->W_hh->data, dgh, dgx, dC, dH, dW, db,
          s->B, s->H);
 }
 
-/* gx: (B, G), or (T, B, G) with this step's rows at step t. */
+/* gx: (B, G), or (T, B, G) with this step's rows at step t. h_zero: Hp holds zeros (the first
+ * step from the zero state), so the kernel skips h @ W_hh, and the backward Hp^T @ dgh: both 0. */
 static Tensor *cell_at(RnnKind kind, Tensor *gx, int t, Tensor *Hp, Tensor *Cp, Tensor *W_hh,
-                       Tensor *b_hh) {
+                       Tensor *b_hh, bool h_zero) {
   const char *op = kind == RNN_GRU ? "rnn_cell_fused (GRU)" : "rnn_cell_fused (LSTM)";
   if (!gx || !Hp || !W_hh) tensor_error(op, "NULL input (gx, H and W_hh are required)");
   char s1[64], s2[64];
@@ -77,12 +79,12 @@ static Tensor *cell_at(RnnKind kind, Tensor *gx, int t, Tensor *Hp, Tensor *Cp, 
   out->name = "rnn_cell_fused";
   /* act = h @ W_hh + b_hh, then the gates and the new state, in one kernel */
   KERNEL(dev, rnn_cell, kind == RNN_GRU ? CELL_GRU : CELL_LSTM, gx->data + off, Hp->data,
-         Cp ? Cp->data : NULL, W_hh->data, b_hh ? b_hh->data : NULL, act, extra, out->data, B,
-         H);
+         Cp ? Cp->data : NULL, h_zero ? NULL : W_hh->data, b_hh ? b_hh->data : NULL, act, extra,
+         out->data, B, H);
   if (ag_needs_grad(gx, Hp, Cp) || (ag_grad_enabled() && (W_hh->requires_grad ||
                                                           (b_hh && b_hh->requires_grad)))) {
     CellSaved *s = arena_alloc(sizeof *s);
-    *s = (CellSaved){kind, B, H, G, off, W_hh, b_hh, act, extra};
+    *s = (CellSaved){kind, B, H, G, off, W_hh, b_hh, h_zero, act, extra};
     out->aux = s;
     ag_record(out, rnn_cell_backward, gx, Hp, Cp);
   }
@@ -91,7 +93,7 @@ static Tensor *cell_at(RnnKind kind, Tensor *gx, int t, Tensor *Hp, Tensor *Cp, 
 
 Tensor *rnn_cell_fused(RnnKind kind, Tensor *gx, Tensor *H, Tensor *C, Tensor *W_hh,
                        Tensor *b_hh) {
-  return cell_at(kind, gx, 0, H, C, W_hh, b_hh);
+  return cell_at(kind, gx, 0, H, C, W_hh, b_hh, false);
 }
 
 /* ================================================================ multi-layer RNN */
@@ -134,7 +136,7 @@ void RNN_init(RNN *r, ParamSet *ps, const char *name, RnnKind kind, int input_si
 /* One layer over the whole sequence: GX = X @ W_xh + b_xh for all steps in one product (or GX
  * as given), then the fused cell step by step. X (T, B, in) -> (T, B, H). */
 static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor *GX, Tensor **Hs,
-                             Tensor **Cs) {
+                             Tensor **Cs, bool from_zero) {
   const RNNLayerParams *p = &r->layer[l];
   const int T = (GX ? GX : X)->shape[0], B = (GX ? GX : X)->shape[1], H = r->num_hiddens;
   Tensor *outs[512];
@@ -152,7 +154,7 @@ static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor *GX, Tensor 
   }
   if (!GX) GX = t_linear(X, p->W_xh, p->b_xh); /* (T, B, G) */
   for (int t = 0; t < T; t++) {
-    Tensor *o = cell_at(r->kind, GX, t, h, c, p->W_hh, p->b_hh);
+    Tensor *o = cell_at(r->kind, GX, t, h, c, p->W_hh, p->b_hh, from_zero && t == 0);
     if (r->kind == RNN_LSTM) {
       h = t_slice(o, 1, 0, H);      /* (B, H) */
       c = t_slice(o, 1, H, 2 * H);  /* (B, H) */
@@ -182,7 +184,7 @@ static Tensor *rnn_forward(const RNN *r, Tensor *X, Tensor *GX0, const RNNState 
     Tensor *h = state ? state->H[l] : tensor_zeros(2, (const int[]){B, H});
     Tensor *c = r->kind == RNN_LSTM ? (state ? state->C[l] : tensor_zeros(2, (const int[]){B, H}))
                                     : NULL;
-    Tensor *out = layer_forward(r, l, inp, l == 0 ? GX0 : NULL, &h, &c);
+    Tensor *out = layer_forward(r, l, inp, l == 0 ? GX0 : NULL, &h, &c, !state);
     if (!out) return NULL;
     state_out->H[l] = h;
     state_out->C[l] = c;

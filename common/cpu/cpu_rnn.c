@@ -11,6 +11,8 @@
  * LSTM (gates [i | f | g | o]): a = gx + h @ W_hh + b_hh,
  *   i, f, o = sigma(a_i, a_f, a_o), g = tanh(a_g), c' = f * c + i * g, h' = o * tanh(c').
  */
+#include <string.h>
+
 #include "../fastmath.h"
 #include "../gemm.h"
 #include "kernels.h"
@@ -100,8 +102,12 @@ void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp_data, const fl
                   const float *W_hh_data, const float *b_hh_data, float *act, float *extra,
                   float *out_data, int B, int H) {
   const int G = (kind == CELL_GRU ? 3 : 4) * H;
-  /* act = h @ W_hh + b_hh first (gh), then overwritten by the activations row by row */
-  gemm(false, false, B, G, H, 1.0f, Hp_data, H, W_hh_data, G, 0.0f, act, G);
+  /* act = h @ W_hh + b_hh first (gh), then overwritten by the activations row by row; no
+   * W_hh: h is the zero state, so h @ W_hh is 0 */
+  if (W_hh_data)
+    gemm(false, false, B, G, H, 1.0f, Hp_data, H, W_hh_data, G, 0.0f, act, G);
+  else
+    memset(act, 0, sizeof(float) * (size_t)B * (size_t)G);
   /* the gate loops are written branch-free over j with `omp simd` so they vectorize: a
    * scalar version of this loop was 45% of the training time in a profile */
   for (int b = 0; b < B; b++) {
