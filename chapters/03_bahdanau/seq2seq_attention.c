@@ -80,12 +80,46 @@ void Seq2SeqAttentionDecoder_init(Seq2SeqAttentionDecoder *d, ParamSet *ps, RnnK
   init_uniform(d->dense.b, -bound, bound);
 }
 
+/* W_k(enc_outputs) at the source positions attention can see. A key past its row's valid
+ * length gets weight 0 whatever its score (masked_softmax), so its projection is never read:
+ * where a quarter or more of the positions are padding (lab03's d2l-1.0 batches: about half),
+ * only the valid rows are projected, and the others read a row of zeros. The rows are picked
+ * and put back with t_embedding, whose backward adds the gradients where they came from.
+ * enc_outputs (B, T, H) -> (B, T, H). */
+static Tensor *keys_projection(const Linear *W_k, Tensor *enc_outputs, Tensor *valid_lens) {
+  const int B = enc_outputs->shape[0], T = enc_outputs->shape[1], H = enc_outputs->shape[2];
+  if (!valid_lens || valid_lens->ndim != 1 || valid_lens->shape[0] != B)
+    return Linear_forward(W_k, enc_outputs);
+  const float *vl = host_read(valid_lens);
+  int nv = 0;
+  for (int b = 0; b < B; b++) nv += vl[b] < 0 ? 0 : vl[b] < (float)T ? (int)vl[b] : T;
+  if (4 * nv > 3 * B * T || nv == 0) return Linear_forward(W_k, enc_outputs);
+  float *pick = arena_alloc(sizeof(float) * (size_t)nv);        /* (nv): valid (b, t) -> b*T+t */
+  float *put = arena_alloc(sizeof(float) * (size_t)B * (size_t)T); /* (B, T): its row, or nv */
+  int k = 0;
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++) {
+      const bool valid = (float)t < vl[b];
+      put[b * T + t] = (float)(valid ? k : nv);
+      if (valid) pick[k++] = (float)(b * T + t);
+    }
+  const Device dev = enc_outputs->device;
+  Tensor *pick_ids = tensor_new_on(dev, 1, (const int[]){nv});  /* (nv) */
+  Tensor *put_ids = tensor_new_on(dev, 2, (const int[]){B, T}); /* (B, T) */
+  tensor_copy_from_host(pick_ids, pick);
+  tensor_copy_from_host(put_ids, put);
+  Tensor *rows = t_embedding(t_view(enc_outputs, B * T, H), pick_ids); /* (nv, H) */
+  Tensor *proj = t_cat2(Linear_forward(W_k, rows),
+                        tensor_zeros(2, (const int[]){1, W_k->out}), 0); /* (nv + 1, h) */
+  return t_embedding(proj, put_ids);                                    /* (B, T, h) */
+}
+
 void Seq2SeqAttentionDecoder_init_state(Seq2SeqAttentionDecoder *d, Tensor *enc_outputs,
                                         const RNNState *enc_state, Tensor *enc_valid_lens) {
   d->enc_outputs = t_permute(enc_outputs, (const int[]){1, 0, 2}); /* (B, T, H) */
-  d->keys_proj = d->attn_kind == ATTN_ADDITIVE
-                     ? Linear_forward(&d->attention.W_k, d->enc_outputs) /* (B, T, H) */
-                     : NULL;
+  d->keys_proj = d->attn_kind != ATTN_ADDITIVE ? NULL
+                 : d->reference ? Linear_forward(&d->attention.W_k, d->enc_outputs) /* (B, T, H) */
+                                : keys_projection(&d->attention.W_k, d->enc_outputs, enc_valid_lens);
   d->enc_valid_lens = enc_valid_lens;
   d->state = *enc_state;
   d->attention_weights = NULL;
