@@ -164,6 +164,16 @@ Your readable `gru_cell` (exercise 3.1) is the definition the fused cell is chec
 below (the unit tests check the fused scores the same way), and `--unfused` trains with your
 cells and attention step instead.
 
+Three more shortcuts keep the numbers and skip arithmetic. An embedding followed by a linear
+layer is a table lookup followed by a product, and the product can come first: the first GRU
+layer's input projection $\mathbf W_{xh}$ is applied to the embedding table (194 source words at
+`--preset d2l-1.0`) instead of to every token of the batch (1,152), and each token picks its row.
+Keys past a sentence's valid length get weight 0, so $\mathbf W_k$ projects only the valid ones.
+And a sentence whose target has ended leaves the decoder: the trainer sorts a batch by target
+length, and at step $t'$ the decoder runs only the rows still inside their targets (the loss
+weighs the others 0, and the decoder is causal). `tests/unit/test_seq2seq_trim.c` checks loss and
+gradients against your readable functions, which do none of this.
+
 First the book's shape check: a decoder with a vocabulary of 10, embedding 8, 16 hidden units
 and 2 layers, on a batch of 4 sequences of 7 steps.
 */
@@ -219,7 +229,7 @@ weighs them 0) and runs a batch of mixed lengths as two parts sorted by length â
 two threads, one on a twin of the model, where there are two cores: the same loss and gradients,
 less arithmetic, both cores busy. The source keeps its padding: the decoder starts from the encoder's
 state after it, as in the book. Tokens/s counts the valid target tokens per second of training, as the
-book's `train_seq2seq` does; its closing line is the last epoch's rate.
+book's `train_seq2seq` does, over all epochs (the book's closing line gives the last epoch's).
 
 The initialisation is the book's too. Its `xavier_init_weights` draws the weights of every
 linear layer and every GRU from Xavier's uniform distribution and leaves the rest to PyTorch's
