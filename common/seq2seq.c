@@ -319,6 +319,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
       ntok += nt;
     }
     double dt = now_seconds() - t0;
+    if (ep == 0) res->first_epoch_seconds = dt;
     total_time += dt;
     total_tokens += ntok;
     /* d2l 0.17's metric: l.sum() / num_tokens, l the per-sequence mean over num_steps */
@@ -560,6 +561,9 @@ void seq2seq_summary_record(Summary *S, const char *preset, const NmtData *d,
   summary_doubles(S, "epoch_losses", r ? r->epoch_losses : NULL, r ? r->epochs : 0);
   summary_num(S, "final_loss", r && r->epochs ? r->final_loss : NAN);
   summary_num(S, "tokens_per_sec", r ? r->tokens_per_sec : NAN);
+  /* after the first epoch, as benchmarks time PyTorch after its warm-up steps (bench-vs-torch) */
+  summary_num(S, "train_seconds_after_first_epoch",
+              r && r->epochs > 1 ? r->train_seconds - r->first_epoch_seconds : NAN);
   summary_int(S, "peak_rss_kb", peak_rss_kb());
   double sum = 0;
   for (int i = 0; i < ntr; i++) {

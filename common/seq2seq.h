@@ -114,6 +114,7 @@ typedef struct Seq2SeqTrainResult {
   double tokens_per_sec;  /* valid target tokens / seconds inside the training loop, all epochs
                              (data preparation, plotting and printing excluded) */
   double train_seconds;
+  double first_epoch_seconds; /* the first epoch alone: it pays for the arenas' first touch */
   long tokens;            /* valid target tokens seen */
 } Seq2SeqTrainResult;
 

@@ -262,6 +262,8 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
   Animator *animator =
       animator_new(curve_base, "epoch", "loss, accuracy", legend, 3, 0, x_end, false, 1);
   double train_time = 0, train_flops = 0; /* train_flops: of the matrix products (gemm_flops) */
+  double first_step_time = 0;              /* it pays for the arenas' first touch */
+  long first_step_images = 0;
   long train_images = 0, step = 0;
   int epochs_done = 0;
   /* only the parameters' gradients are read after backward: each activation's gradient buffer
@@ -284,6 +286,7 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
       double lv = ViT_batch_backward(&net, &ps, twin, Xh->data, yh->data, bs, 1, S);
       SGD_step(&trainer);
       ag_step_reset();
+      if (step == 0) first_step_time = now_seconds() - t0, first_step_images = bs;
       if (!isfinite(lv)) die("lab07: the training loss became %g at step %ld; lower --lr", lv, step);
       loss_sum += lv * bs;
       seen += bs;
@@ -471,6 +474,9 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
     summary_int(S, "val_images", n_val);
     summary_num(S, "images_per_sec", ips);
     summary_num(S, "train_seconds", train_time);
+    /* after the first step, as benchmarks time PyTorch after its warm-up steps (bench-vs-torch) */
+    summary_num(S, "images_per_sec_after_first_step",
+                step > 1 ? (train_images - first_step_images) / (train_time - first_step_time) : NAN);
     summary_str(S, "gemm", gemm_backend());
     summary_int(S, "peak_rss_kb", peak_rss_kb());
     summary_int(S, "shown_correct", n_right);

@@ -22,7 +22,10 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vs_torch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# kit_run NAME ARGS...: one run of the kit; prints "SECONDS_OF_TRAINING GFLOP/s IMAGES/s"
+# kit_run NAME ARGS...: one run of the kit; prints "SECONDS_OF_TRAINING GFLOP/s IMAGES/s WARM"
+# with WARM the rate after the first epoch (s/epoch) or step (images/s), from summary.json:
+# PyTorch's figure is a median step after two warm-up steps, and the kit's first step pays for
+# its arenas' first touch, so both columns are printed
 kit_run() {
   local lab=$1
   shift
@@ -35,7 +38,16 @@ kit_run() {
   secs=$(sed -n 's/^matrix products: .* in \([0-9.]*\) s of training, .*/\1/p' "$tmp/log" | tail -1)
   gfs=$(sed -n 's/^matrix products: .*, \([0-9.]*\) GFLOP\/s$/\1/p' "$tmp/log" | tail -1)
   ips=$(sed -n 's/.*: \([0-9.]*\) images\/sec on .*/\1/p' "$tmp/log" | tail -1)
-  echo "${secs:-nan} ${gfs:-nan} ${ips:-nan}"
+  local warm
+  warm=$("$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+if "images_per_sec_after_first_step" in s:
+    print(s["images_per_sec_after_first_step"] or "nan")
+elif s.get("train_seconds_after_first_epoch") and s.get("epochs", 0) > 1:
+    print(s["train_seconds_after_first_epoch"] / (s["epochs"] - 1))
+else:
+    print("nan")' "$tmp/$lab/summary.json" 2>/dev/null)
+  echo "${secs:-nan} ${gfs:-nan} ${ips:-nan} ${warm:-nan}"
 }
 
 torch_run() { # prints PyTorch's s/epoch or images/sec
@@ -61,7 +73,8 @@ if awk -v a="$peak1" -v b="$peak2" 'BEGIN { exit !(b < 1.5 * a) }'; then
 fi
 echo "kit: $LAB_BIN (${ISA:-native} build); PyTorch $("$PY" -c 'import torch; print(torch.__version__)') (2 threads); CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores"
 echo "$peak"
-printf '%-22s %12s %12s %8s  %s\n' workload kit PyTorch ratio "kit's matrix products"
+printf '%-19s %15s %12s %7s  %-14s %7s  %s\n' workload kit PyTorch ratio "kit, warm" ratio \
+  "kit's matrix products"
 
 # row LABEL LAB EPOCHS_OR_0 TORCH_WORKLOAD TORCH_STEPS UNIT KIT_ARGS...
 row() {
@@ -74,13 +87,20 @@ row() {
   awk -v a="$a" -v b="$b" -v t="${t:-nan}" -v e="$epochs" -v unit="$unit" -v label="$label" \
       -v peak="${peak2:-0}" 'BEGIN {
     split(a, x, " "); split(b, y, " ")
-    if (unit == "s/epoch") { k = (x[1] < y[1] ? x[1] : y[1]) / e; r = t / k }
-    else { k = (x[3] > y[3] ? x[3] : y[3]); r = k / t }
+    if (unit == "s/epoch") {
+      k = (x[1] < y[1] ? x[1] : y[1]) / e; r = t / k
+      w = (x[4] < y[4] ? x[4] : y[4]); rw = t / w
+    } else {
+      k = (x[3] > y[3] ? x[3] : y[3]); r = k / t
+      w = (x[4] > y[4] ? x[4] : y[4]); rw = w / t
+    }
     g = x[2] > y[2] ? x[2] : y[2]
     pct = peak > 0 ? sprintf(" (%.0f%% of the 2-core peak)", 100 * g / peak) : ""
     fmt = k >= 1000 ? "%.0f" : "%.4g" # 14540 images/s, not 1.454e+04
-    printf "%-22s %12s %12s %7.2fx  %.1f GFLOP/s%s\n", label, sprintf(fmt " %s", k, unit),
-           sprintf(t >= 1000 ? "%.0f" : "%.4g", t), r, g, pct
+    wfmt = w >= 1000 ? "%.0f" : "%.4g"
+    printf "%-19s %15s %12s %6.2fx  %-14s %6.2fx  %.1f GFLOP/s%s\n", label,
+           sprintf(fmt " %s", k, unit), sprintf(t >= 1000 ? "%.0f" : "%.4g", t), r,
+           sprintf(wfmt, w), rw, g, pct
   }'
 }
 
@@ -91,3 +111,4 @@ row "lab07 book preset" lab07 1 lab07-d2l 6 images/s --preset d2l --steps 8
 row "lab03 d2l-1.0" lab03 4 lab03-d2l10 8 s/epoch --preset d2l-1.0 --epochs 4 --heldout 0
 row "lab06 d2l-1.0" lab06 4 lab06-d2l10 8 s/epoch --preset d2l-1.0 --epochs 4 --no-heldout
 echo "(ratio: PyTorch's time over the kit's; the kit runs its presets' thread counts: one thread for the classic presets, every core for the rest)"
+echo "(kit: over every epoch or step of its run; kit, warm: after the first epoch or step, as PyTorch's median step after two warm-up steps is)"
