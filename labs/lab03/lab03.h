@@ -115,7 +115,8 @@ typedef struct Seq2SeqAttentionDecoder {
   Tensor *keys_proj;   /* (batch, num_steps, H): W_k(enc_outputs), additive only */
   Tensor *enc_valid_lens; /* (batch) */
   RNNState state;
-  Tensor *attention_weights; /* (batch, 1, num_steps) of the last step */
+  Tensor *attention_weights; /* (batch, 1, num_steps) of the last step (training with packing,
+                                forward_packed: the rows still running at that step) */
 } Seq2SeqAttentionDecoder;
 void Seq2SeqAttentionDecoder_init(Seq2SeqAttentionDecoder *d, ParamSet *ps, RnnKind kind,
                                   AttnKind attn, int vocab_size, int embed_size,
