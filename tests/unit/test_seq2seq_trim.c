@@ -21,20 +21,25 @@
 
 enum { SV = 13, TV = 11, BN = 4, T = 8, PAD = 1, BOS = 2 };
 
-/* A batch whose columns 5.. of X and 6.. of Y are padding in every row. */
-static NmtBatch padded_batch(void) {
-  static const float xvl[BN] = {3, 5, 1, 4}, yvl[BN] = {6, 2, 4, 3};
-  NmtBatch b = {.size = BN};
-  b.X = tensor_new(2, (const int[]){BN, T});                /* (batch, num_steps) */
-  b.Y = tensor_new(2, (const int[]){BN, T});                /* (batch, num_steps) */
-  b.X_valid_len = tensor_from(1, (const int[]){BN}, xvl);   /* (batch) */
-  b.Y_valid_len = tensor_from(1, (const int[]){BN}, yvl);   /* (batch) */
-  for (int r = 0; r < BN; r++)
+/* R rows of num_steps T with the given valid lengths: made-up ids, then padding. */
+static NmtBatch batch_of(int R, const float *xvl, const float *yvl) {
+  NmtBatch b = {.size = R};
+  b.X = tensor_new(2, (const int[]){R, T});              /* (batch, num_steps) */
+  b.Y = tensor_new(2, (const int[]){R, T});              /* (batch, num_steps) */
+  b.X_valid_len = tensor_from(1, (const int[]){R}, xvl); /* (batch) */
+  b.Y_valid_len = tensor_from(1, (const int[]){R}, yvl); /* (batch) */
+  for (int r = 0; r < R; r++)
     for (int t = 0; t < T; t++) {
       b.X->data[r * T + t] = t < xvl[r] ? (float)(3 + (r * 5 + t * 3) % (SV - 3)) : PAD;
       b.Y->data[r * T + t] = t < yvl[r] ? (float)(3 + (r * 7 + t * 2) % (TV - 3)) : PAD;
     }
   return b;
+}
+
+/* A batch whose columns 5.. of X and 6.. of Y are padding in every row. */
+static NmtBatch padded_batch(void) {
+  static const float xvl[BN] = {3, 5, 1, 4}, yvl[BN] = {6, 2, 4, 3};
+  return batch_of(BN, xvl, yvl);
 }
 
 /* Fail unless got matches want to 1e-5 of want's largest entry: the same arithmetic, but the
@@ -191,19 +196,8 @@ TEST(seq2seq_trim_gru_target_only) {
  * them: the same loss and gradients, for both cells and both attentions; and packing does fewer
  * products than the same trimmed batch unpacked (so it packed). */
 static NmtBatch sorted_batch(void) {
-  enum { R = 6 };
-  static const float xvl[R] = {2, 5, 1, 4, 3, 5}, yvl[R] = {1, 2, 2, 4, 5, 7};
-  NmtBatch b = {.size = R};
-  b.X = tensor_new(2, (const int[]){R, T});              /* (batch, num_steps) */
-  b.Y = tensor_new(2, (const int[]){R, T});              /* (batch, num_steps) */
-  b.X_valid_len = tensor_from(1, (const int[]){R}, xvl); /* (batch) */
-  b.Y_valid_len = tensor_from(1, (const int[]){R}, yvl); /* (batch) */
-  for (int r = 0; r < R; r++)
-    for (int t = 0; t < T; t++) {
-      b.X->data[r * T + t] = t < xvl[r] ? (float)(3 + (r * 5 + t * 3) % (SV - 3)) : PAD;
-      b.Y->data[r * T + t] = t < yvl[r] ? (float)(3 + (r * 7 + t * 2) % (TV - 3)) : PAD;
-    }
-  return b;
+  static const float xvl[6] = {2, 5, 1, 4, 3, 5}, yvl[6] = {1, 2, 2, 4, 5, 7};
+  return batch_of(6, xvl, yvl);
 }
 
 static float sorted_loss_and_grads(Seq2SeqModel *m, bool trim, float *g, double *flops) {
