@@ -217,7 +217,9 @@ void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps,
   }
   float *g = ps->grad;
   const float *g1 = twin_ps->grad;
-  for (long i = 0; i < ps->total; i++) g[i] += g1[i];
+  const long n = ps->total;
+#pragma omp parallel for simd schedule(static) num_threads(2) if (n >= (1L << 16)) /* as Adam */
+  for (long i = 0; i < n; i++) g[i] += g1[i];
 }
 
 void paramset_free(ParamSet *ps) {

@@ -18,6 +18,10 @@ void cpu_sgd(float *restrict w, const float *restrict g, float lr, long n) {
  * step = lr / (1 - b1^t) and inv_sqrt_bc2 = 1 / sqrt(1 - b2^t) come from the front. */
 void cpu_adam(float *restrict w, const float *restrict g, float *restrict m, float *restrict v,
               long n, float b1, float b2, float step, float inv_sqrt_bc2, float eps) {
+  /* A pass over seven streams of n floats, between two training steps when nothing else runs:
+   * both cores take half (lab06 d2l-1.0, 1.7 M parameters: +2% tokens/s, median of ten runs).
+   * Each element alone, so the split changes no result. */
+#pragma omp parallel for simd schedule(static) if (n >= (1L << 18))
   for (long j = 0; j < n; j++) {
     m[j] = b1 * m[j] + (1.0f - b1) * g[j];
     v[j] = b2 * v[j] + (1.0f - b2) * g[j] * g[j];
