@@ -57,16 +57,23 @@ static void check_grads_match(int line, const char *what, const float *want, con
               worst, got[worst], want[worst], gmax);
 }
 
-/* The batch loss and a host copy of the gradients (g: ps->total floats). */
-static float loss_and_grads(Seq2SeqModel *m, bool trim, float *g) {
-  NmtBatch b = padded_batch();
+/* Batch b's loss, a host copy of the gradients (g: ps->total floats) and, where flops is not
+ * NULL, the products' flops of forward and backward. */
+static float batch_loss_and_grads(Seq2SeqModel *m, NmtBatch b, bool trim, float *g,
+                                  double *flops) {
   paramset_zero_grad(m->ps);
+  const double f0 = gemm_flops();
   Tensor *ls = seq2seq_batch_loss(m, &b, T, BOS, trim); /* (1) */
-  float l = ls->data[0];
+  const float l = ls->data[0];
   ag_backward(ls);
+  if (flops) *flops = gemm_flops() - f0;
   memcpy(g, m->ps->grad, sizeof(float) * (size_t)m->ps->total);
   ag_step_reset();
   return l;
+}
+
+static float loss_and_grads(Seq2SeqModel *m, bool trim, float *g) {
+  return batch_loss_and_grads(m, padded_batch(), trim, g, NULL);
 }
 
 /* Trimmed equals full (losses to 1e-5 relative, for the same reason as the gradients). */
@@ -85,21 +92,12 @@ static void check_trim_is_exact(Seq2SeqModel *m) {
 /* A batch of 64 rows, lengths spread over 1..T: seq2seq_batch_backward cuts it by length. */
 static NmtBatch long_batch(void) {
   enum { R = 64 };
-  NmtBatch b = {.size = R};
-  b.X = tensor_new(2, (const int[]){R, T});          /* (batch, num_steps) */
-  b.Y = tensor_new(2, (const int[]){R, T});          /* (batch, num_steps) */
-  b.X_valid_len = tensor_new(1, (const int[]){R});   /* (batch) */
-  b.Y_valid_len = tensor_new(1, (const int[]){R});   /* (batch) */
+  float xvl[R], yvl[R];
   for (int r = 0; r < R; r++) {
-    const int xv = 1 + (r * 5) % 4, yv = r % 9 == 0 ? T : 1 + (r * 3) % 4; /* few long rows */
-    b.X_valid_len->data[r] = (float)xv;
-    b.Y_valid_len->data[r] = (float)yv;
-    for (int t = 0; t < T; t++) {
-      b.X->data[r * T + t] = t < xv ? (float)(3 + (r * 5 + t * 3) % (SV - 3)) : PAD;
-      b.Y->data[r * T + t] = t < yv ? (float)(3 + (r * 7 + t * 2) % (TV - 3)) : PAD;
-    }
+    xvl[r] = (float)(1 + (r * 5) % 4);
+    yvl[r] = (float)(r % 9 == 0 ? T : 1 + (r * 3) % 4); /* few long rows */
   }
-  return b;
+  return batch_of(R, xvl, yvl);
 }
 
 /* The loss and gradients of long_batch through seq2seq_batch_backward, and its products' flops. */
@@ -201,16 +199,7 @@ static NmtBatch sorted_batch(void) {
 }
 
 static float sorted_loss_and_grads(Seq2SeqModel *m, bool trim, float *g, double *flops) {
-  NmtBatch b = sorted_batch();
-  paramset_zero_grad(m->ps);
-  const double f0 = gemm_flops();
-  Tensor *ls = seq2seq_batch_loss(m, &b, T, BOS, trim); /* (1) */
-  const float l = ls->data[0];
-  ag_backward(ls);
-  *flops = gemm_flops() - f0;
-  memcpy(g, m->ps->grad, sizeof(float) * (size_t)m->ps->total);
-  ag_step_reset();
-  return l;
+  return batch_loss_and_grads(m, sorted_batch(), trim, g, flops);
 }
 
 TEST(seq2seq_pack_rnn_decoder_matches_readable_path) {
