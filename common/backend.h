@@ -104,6 +104,10 @@ typedef struct Backend {
                        long strideB, float beta, float *C, int ldc, long strideC, int count);
   void (*bias_rows)(float *Y, const float *b, int rows, int n);      /* every row of Y = b */
   void (*bias_grad)(float *db, const float *dY, int rows, int n);    /* db += column sums */
+  /* t_linear's backward: dx (rows, in) = dx_beta dx + dY W^T and dW (in, out) = dW_beta dW +
+   * x^T dY, dY (rows, out); dx or dW NULL when not wanted (the CPU's skips dY's zero rows) */
+  void (*linear_grad)(const float *x, const float *W, const float *dY, float *dx, float dx_beta,
+                      float *dW, float dW_beta, int rows, int in, int nout);
 
   /* reductions (cpu/cpu_reduce.c): a viewed as (outer, n, inner) */
   void (*reduce)(const float *a, float *out, long outer, long n, long inner, float scale);

@@ -1,5 +1,5 @@
 /* matmul.cu — the matrix products on the GPU (CPU twins: common/gemm.c for gemm and
- * gemm_batched, common/cpu/cpu_matmul.c for the bias of t_linear). Tested by
+ * gemm_batched, common/cpu/cpu_matmul.c for the bias and backward of t_linear). Tested by
  * tests/cuda/cases_matmul.c (t_matmul, t_bmm, t_bmm_nt, t_linear forward and backward, so every
  * combination of transpose flags the fronts use).
  *
@@ -88,6 +88,16 @@ static void cuda_gemm_batched(bool transA, bool transB, int m, int n, int k, flo
                     strideB, beta, C, ldc, strideC, count);
 }
 
+/* t_linear's backward: its two products as they are (the CPU's skips the zero rows of dY; here
+ * finding them would cost a device-to-host read per layer) */
+static void cuda_linear_grad(const float *x, const float *W, const float *dY, float *dx,
+                             float dx_beta, float *dW, float dW_beta, int rows, int in, int nout) {
+  if (dx) /* dx (rows,in) (+)= dY (rows,out) @ W^T (out,in) */
+    cuda_gemm(false, true, rows, in, nout, 1.0f, dY, nout, W, nout, dx_beta, dx, in);
+  if (dW) /* dW (in,out) (+)= x^T (in,rows) @ dY (rows,out) */
+    cuda_gemm(true, false, in, nout, rows, 1.0f, x, in, dY, nout, dW_beta, dW, nout);
+}
+
 /* ---------- the bias of t_linear ---------- */
 
 /* Y (rows, n): every row = b (n); the GEMM then accumulates onto it (beta = 1) */
@@ -149,4 +159,5 @@ void cuda_register_matmul(Backend *be) {
   be->gemm_batched = cuda_gemm_batched;
   be->bias_rows = cuda_bias_rows;
   be->bias_grad = cuda_bias_grad;
+  be->linear_grad = cuda_linear_grad;
 }

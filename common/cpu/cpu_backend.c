@@ -35,6 +35,7 @@ const Backend cpu_backend = {
     .gemm_batched = gemm_batched,
     .bias_rows = cpu_bias_rows,
     .bias_grad = cpu_bias_grad,
+    .linear_grad = cpu_linear_grad,
     .reduce = cpu_reduce,
     .reduce_grad = cpu_reduce_grad,
     .reduce_all = cpu_reduce_all,

@@ -18,6 +18,8 @@ void cpu_unary_grad(UnaryOp op, float s, const float *g, const float *x, const f
 /* cpu_matmul.c (gemm and gemm_batched are gemm.h's) */
 void cpu_bias_rows(float *Y, const float *b, int rows, int n);
 void cpu_bias_grad(float *db, const float *dY, int rows, int n);
+void cpu_linear_grad(const float *x, const float *W, const float *dY, float *dx, float dx_beta,
+                     float *dW, float dW_beta, int rows, int in, int nout);
 /* cpu_reduce.c */
 void cpu_reduce(const float *a, float *out, long outer, long n, long inner, float scale);
 void cpu_reduce_grad(float *ga, const float *g, long outer, long n, long inner, float scale);

@@ -133,15 +133,12 @@ static void linear_backward(Tensor *out) {
   int rows = out->iarg[0], in = out->iarg[1], nout = out->iarg[2];
   const float *dY = out->grad;
   const Device dev = out->device;
-  float beta;
-  if (x->requires_grad) { /* dx (rows,in) += dY (rows,out) @ W^T (out,in) */
-    float *dx = grad_beta(x, &beta);
-    KERNEL(dev, gemm, false, true, rows, in, nout, 1.0f, dY, nout, W->data, nout, beta, dx, in);
-  }
-  if (W->requires_grad) { /* dW (in,out) += x^T (in,rows) @ dY (rows,out) */
-    float *dW = grad_beta(W, &beta);
-    KERNEL(dev, gemm, true, false, in, nout, rows, 1.0f, x->data, in, dY, nout, beta, dW, nout);
-  }
+  float dx_beta = 0, dW_beta = 0;
+  /* dx (rows,in) += dY (rows,out) @ W^T (out,in);  dW (in,out) += x^T (in,rows) @ dY (rows,out) */
+  float *dx = x->requires_grad ? grad_beta(x, &dx_beta) : NULL;
+  float *dW = W->requires_grad ? grad_beta(W, &dW_beta) : NULL;
+  if (dx || dW)
+    KERNEL(dev, linear_grad, x->data, W->data, dY, dx, dx_beta, dW, dW_beta, rows, in, nout);
   if (b && b->requires_grad) /* db (out) += column sums of dY */
     KERNEL(dev, bias_grad, tensor_grad(b), dY, rows, nout);
 }

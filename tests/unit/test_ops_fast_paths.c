@@ -4,6 +4,7 @@
  * softmax's short-row blocks (< 16 keys) and long rows, and layer norm's 16-lane row sums. */
 #include <stdlib.h>
 
+#include "../../common/gemm.h"
 #include "../../common/ops.h"
 #include "../../common/rng.h"
 #include "../test.h"
@@ -121,4 +122,66 @@ TEST(fast_layer_norm_every_width) {
     free(want);
     ag_step_reset();
   }
+}
+
+/* t_linear's backward skips the zero rows of the output gradient (cpu_linear_grad) once a product
+ * is large (2^20 multiply-adds) and an eighth of its rows or more are zero. Against a double
+ * reference: x (rows, 64) and W (64, 64) feed y = x W + b, whose gradient R has `dead` zero rows
+ * (padding-like: the tail of each sequence of 8, then random rows); x's gradient arrives fresh
+ * (its row r dead: exactly 0) or on top of another op's (x * S), W's on top of a second linear's.
+ * The gradient matrices must match, and the products done must shrink with the live rows. */
+static void linear_grad_case(int rows, int dead_every, bool x_twice, double *flops) {
+  const int in = 64, out = 64, T = 8;
+  Tensor *x = rnd(2, (int[]){rows, in}), *W = rnd(2, (int[]){in, out}), *b = rnd(1, (int[]){out});
+  Tensor *x2 = rnd(2, (int[]){3, in}), *S = rnd(2, (int[]){rows, in});
+  Tensor *R = rnd(2, (int[]){rows, out}), *R2 = rnd(2, (int[]){3, out});
+  for (int r = 0; r < rows; r++) /* dead: past a length that varies with the row's sequence */
+    if (dead_every && (r % T >= T - 1 - (r / T) % 4 || r % dead_every == 0))
+      for (int j = 0; j < out; j++) R->data[(size_t)r * out + j] = 0.0f;
+  x->requires_grad = W->requires_grad = b->requires_grad = true;
+  Tensor *loss = t_add(t_sum_all(t_mul(t_linear(x, W, b), R)),
+                       t_sum_all(t_mul(t_linear(x2, W, NULL), R2)));
+  if (x_twice) loss = t_add(loss, t_sum_all(t_mul(x, S)));
+  const double f0 = gemm_flops();
+  ag_backward(loss);
+  *flops = gemm_flops() - f0;
+  float *gx = malloc(sizeof(float) * (size_t)rows * in), *gW = malloc(sizeof(float) * in * out);
+  for (int r = 0; r < rows; r++) /* dx = R W^T (+ S) */
+    for (int i = 0; i < in; i++) {
+      double s = x_twice ? S->data[(size_t)r * in + i] : 0;
+      for (int j = 0; j < out; j++) s += (double)R->data[(size_t)r * out + j] * W->data[i * out + j];
+      gx[(size_t)r * in + i] = (float)s;
+    }
+  for (int i = 0; i < in; i++) /* dW = x^T R + x2^T R2 */
+    for (int j = 0; j < out; j++) {
+      double s = 0;
+      for (int r = 0; r < rows; r++)
+        s += (double)x->data[(size_t)r * in + i] * R->data[(size_t)r * out + j];
+      for (int r = 0; r < 3; r++) s += (double)x2->data[r * in + i] * R2->data[r * out + j];
+      gW[i * out + j] = (float)s;
+    }
+  int before = test_failures();
+  /* float sums of up to rows + 3 products of order 1: 1e-4 absolute at rows 512 */
+  CHECK_CLOSE(x->grad, gx, (long)rows * in, 1e-4, 1e-5);
+  CHECK_CLOSE(W->grad, gW, (long)in * out, 1e-4, 1e-5);
+  if (test_failures() > before)
+    test_fail(__FILE__, __LINE__, "t_linear backward, %d rows, dead every %d, x twice %d", rows,
+              dead_every, x_twice);
+  free(gx);
+  free(gW);
+  ag_step_reset();
+}
+
+TEST(fast_linear_grad_skips_zero_rows) {
+  double f_full, f_part, f_none, f;
+  linear_grad_case(512, 0, false, &f_full); /* every row live: the products as they are */
+  linear_grad_case(512, 5, false, &f_part); /* ~half the rows dead */
+  linear_grad_case(512, 5, true, &f);       /* x's gradient accumulates */
+  linear_grad_case(512, 1, false, &f_none); /* every row dead */
+  linear_grad_case(24, 5, true, &f);        /* too small to skip: the full products */
+  const double per_row = 2.0 * 2 * 64 * 64; /* dx and dW: 2 x 64 x 64 multiply-adds a row */
+  printf("  backward products: %.0f (every row live), %.0f (some dead), %.0f (all dead)\n",
+         f_full, f_part, f_none);
+  CHECK(f_part < f_full - 0.3 * 512 * per_row); /* more than 30% of the rows skipped */
+  CHECK(f_none < f_full - 0.99 * 512 * per_row);
 }
