@@ -138,6 +138,10 @@ static void linear_grad_case(int rows, int dead_every, bool x_twice, double *flo
   for (int r = 0; r < rows; r++) /* dead: past a length that varies with the row's sequence */
     if (dead_every && (r % T >= T - 1 - (r / T) % 4 || r % dead_every == 0))
       for (int j = 0; j < out; j++) R->data[(size_t)r * out + j] = 0.0f;
+  if (dead_every > 1) /* live by one element only: the last, or the first after 16 zeros */
+    for (int r = 0; r < 2; r++)
+      for (int j = 0; j < out; j++)
+        R->data[(size_t)r * out + j] = j == (r ? 16 : out - 1) ? 0.5f : -0.0f;
   x->requires_grad = W->requires_grad = b->requires_grad = true;
   Tensor *loss = t_add(t_sum_all(t_mul(t_linear(x, W, b), R)),
                        t_sum_all(t_mul(t_linear(x2, W, NULL), R2)));
