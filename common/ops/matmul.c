@@ -1,9 +1,11 @@
 /* ops/matmul.c — matrix products: t_matmul, t_bmm, t_bmm_nt, t_linear.
  *
  * Every product (forward and backward) is one gemm / gemm_batched kernel call on the row-major
- * buffers; the backward passes use gemm's transpose flags instead of materialising transposes.
- * With C = A B:   dA += dC B^T,   dB += A^T dC   (beta = 1 accumulates into existing grads;
- * beta = 0 when the gradient buffer is fresh, which gemm then writes without reading). */
+ * buffers, except t_linear's backward, whose two products are one linear_grad call (the CPU's
+ * leaves out the zero rows of dY); the backward passes use gemm's transpose flags instead of
+ * materialising transposes. With C = A B:   dA += dC B^T,   dB += A^T dC   (beta = 1
+ * accumulates into existing grads; beta = 0 when the gradient buffer is fresh, which gemm then
+ * writes without reading). */
 #include <string.h>
 
 #include "front.h"

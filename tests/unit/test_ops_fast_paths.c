@@ -126,7 +126,7 @@ TEST(fast_layer_norm_every_width) {
 
 /* t_linear's backward skips the zero rows of the output gradient (cpu_linear_grad) once a product
  * is large (2^20 multiply-adds) and an eighth of its rows or more are zero. Against a double
- * reference: x (rows, 64) and W (64, 64) feed y = x W + b, whose gradient R has `dead` zero rows
+ * reference: x (rows, 64) and W (64, 64) feed y = x W + b, whose gradient R has zero rows
  * (padding-like: the tail of each sequence of 8, then random rows); x's gradient arrives fresh
  * (its row r dead: exactly 0) or on top of another op's (x * S), W's on top of a second linear's.
  * The gradient matrices must match, and the products done must shrink with the live rows. */
@@ -153,7 +153,8 @@ static void linear_grad_case(int rows, int dead_every, bool x_twice, double *flo
   for (int r = 0; r < rows; r++) /* dx = R W^T (+ S) */
     for (int i = 0; i < in; i++) {
       double s = x_twice ? S->data[(size_t)r * in + i] : 0;
-      for (int j = 0; j < out; j++) s += (double)R->data[(size_t)r * out + j] * W->data[i * out + j];
+      for (int j = 0; j < out; j++)
+        s += (double)R->data[(size_t)r * out + j] * W->data[i * out + j];
       gx[(size_t)r * in + i] = (float)s;
     }
   for (int i = 0; i < in; i++) /* dW = x^T R + x2^T R2 */
@@ -168,6 +169,10 @@ static void linear_grad_case(int rows, int dead_every, bool x_twice, double *flo
   /* float sums of up to rows + 3 products of order 1: 1e-4 absolute at rows 512 */
   CHECK_CLOSE(x->grad, gx, (long)rows * in, 1e-4, 1e-5);
   CHECK_CLOSE(W->grad, gW, (long)in * out, 1e-4, 1e-5);
+  long nonzero = 0; /* a fresh dx's dead rows: exactly 0, as the reference's */
+  for (long e = 0; !x_twice && e < (long)rows * in; e++)
+    nonzero += gx[e] == 0.0f && x->grad[e] != 0.0f;
+  CHECK(nonzero == 0);
   if (test_failures() > before)
     test_fail(__FILE__, __LINE__, "t_linear backward, %d rows, dead every %d, x twice %d", rows,
               dead_every, x_twice);
