@@ -158,6 +158,8 @@ $(OBJ)/%.o: %.c $(FLAGS_STAMP)
 # that uses local memory fails the build unless its file says why (cuda/nvcc_check.sh).
 # sm_90 (Hopper) plus PTX for compute_80, so newer GPUs and Ampere run it too.
 NVCC_FLAGS := -DAL_CUDA_LIBDIR='"$(CUDA_LIBDIR)"' -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+# NVCC_LINEINFO=1 (make gpu-report, in its own build tree): source lines for compute-sanitizer and ncu
+NVCC_FLAGS += $(if $(NVCC_LINEINFO),-lineinfo)
 $(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)
@@ -214,6 +216,11 @@ $(B)/emu-bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(EMU_OBJ) $$(VARIANT_STAMP)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(EMU_OBJ) $$(LINK_LIBS) $$(EMU_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_EMU_RULE,$(l))))
+.PHONY: gpu-report
+# every check and timing of the CUDA backend on this machine's card, in one Markdown report
+# (tests/tools/gpu_report.sh; without a GPU its GPU parts say "skip: no GPU")
+gpu-report:
+	@bash tests/tools/gpu_report.sh $(GPU_REPORT_ARGS)
 .PHONY: labs-all
 labs-all: $(LABS)
 
@@ -332,6 +339,7 @@ help:
 	@echo "  make labNN && ./labNN   build and run a lab ($(LABS))"
 	@echo "  make test               every test suite; last line 'N passed, N failed, N skipped'"
 	@echo "  make cuda-check         every CUDA kernel against the CPU: emulated, under ASan and TSan, on a GPU if any"
+	@echo "  make gpu-report         on a GPU machine: every check, compute-sanitizer, timings vs PyTorch, ncu -> build/gpu-report.md"
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"

@@ -18,14 +18,28 @@
   exit(1);
 }
 
+/* AL_CUDA_SYNC=1 in the environment (or -DAL_CUDA_SYNC_LAUNCHES at build time): every launch
+ * waits for its kernel and checks it, so an asynchronous fault (an illegal address) is reported
+ * at the launch that made it, with its file and line, instead of at a later copy. Read once. */
+static bool sync_launches(void) {
+#ifdef AL_CUDA_SYNC_LAUNCHES
+  return true;
+#else
+  static int on = -1;
+  if (on < 0) {
+    const char *v = getenv("AL_CUDA_SYNC");
+    on = v && *v && strcmp(v, "0") != 0;
+  }
+  return on;
+#endif
+}
+
 void cuda_check_launch(const char *kernel, const char *file, int line) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) cuda_fail(kernel, cudaGetErrorName(e), cudaGetErrorString(e), file, line);
-#ifdef AL_CUDA_SYNC_LAUNCHES
-  /* debugging: a kernel's own fault is reported at its launch, not at a later copy */
+  if (!sync_launches()) return;
   e = cudaDeviceSynchronize();
   if (e != cudaSuccess) cuda_fail(kernel, cudaGetErrorName(e), cudaGetErrorString(e), file, line);
-#endif
 }
 
 /* ---------- cuBLAS ---------- */

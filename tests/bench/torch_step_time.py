@@ -22,8 +22,9 @@ Batches are random token ids / images of the real shapes (valid lengths uniform 
 the time per step depends on the shapes only. The kit's d2l-1.0 epoch is 4 such steps
 (512 training pairs / 128), so "s/epoch" below is 4 x the median step time.
 
-Run with Debian's PyTorch, on every core (TORCH_THREADS=N for another count), as the issues
-measured it:
+TORCH_DEVICE=cuda runs them on the GPU (make gpu-report; needs a PyTorch with set_default_device,
+2.0 or later). Run with Debian's PyTorch, on every core (TORCH_THREADS=N for another count), as
+the issues measured it:
   OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 tests/bench/torch_step_time.py lab03-d2l10 [STEPS]
 """
 import math
@@ -39,10 +40,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "golden"))
 
 
+DEVICE = os.environ.get("TORCH_DEVICE", "cpu")
+
+
+def sync():
+    if DEVICE == "cuda":  # a step's kernels run asynchronously: wait for them before reading the clock
+        torch.cuda.synchronize()
+
+
 def step_timer(net, opt, batch_fn, loss_fn, steps, clip):
     times = []
     for i in range(steps + 2):  # two warm-up steps
         args = batch_fn()
+        sync()
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = loss_fn(net, *args)
@@ -50,6 +60,7 @@ def step_timer(net, opt, batch_fn, loss_fn, steps, clip):
         if clip:
             nn.utils.clip_grad_norm_(net.parameters(), clip)
         opt.step()
+        sync()
         if i >= 2:
             times.append(time.perf_counter() - t0)
     return times
@@ -125,6 +136,13 @@ def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "lab03-d2l10"
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 12
     torch.manual_seed(0)
+    if DEVICE != "cpu":
+        if not hasattr(torch, "set_default_device"):
+            sys.exit(f"torch_step_time.py: TORCH_DEVICE={DEVICE} needs PyTorch 2.0 or later "
+                     f"(this is {torch.__version__})")
+        if DEVICE == "cuda" and not torch.cuda.is_available():
+            sys.exit("torch_step_time.py: TORCH_DEVICE=cuda but torch.cuda.is_available() is False")
+        torch.set_default_device(DEVICE)  # every tensor the book's models create lands there
     # Debian's build reports 1 OpenMP thread on this machine unless told: use every core, as
     # PyTorch does by default elsewhere (TORCH_THREADS=N to choose)
     torch.set_num_threads(int(os.environ.get("TORCH_THREADS", os.cpu_count())))
@@ -141,7 +159,8 @@ def main():
         extra = f", {128 / med:.1f} images/sec"
     else:
         extra = f", {(10 if 'classic' in what else 4) * med:.3f} s/epoch"
-    print(f"PyTorch {torch.__version__} {what}: {torch.get_num_threads()} threads, median step "
+    where = f"{torch.get_num_threads()} threads" if DEVICE == "cpu" else DEVICE
+    print(f"PyTorch {torch.__version__} {what}: {where}, median step "
           f"{med * 1000:.1f} ms over {len(t)} steps (min {min(t) * 1000:.1f}, max "
           f"{max(t) * 1000:.1f}){extra}")
 
