@@ -7,7 +7,7 @@
  *
  * A front never dereferences tensor data. It computes sizes and plans on the host (tensor
  * headers always live in host memory) and calls the kernel of its tensors' device through a
- * Backend table:   KERNEL(x->device, softmax, x->data, out->data, rows, keys, NULL, 1);
+ * Backend table:   KERNEL(x->device, softmax, x->data, out->data, rows, keys);
  * Every pointer a kernel gets is memory of that device (or a small host-side plan struct,
  * which a GPU launcher passes by value); sizes are plain integers. Index tensors (labels,
  * valid lengths, token ids) are the one thing a front reads, on the host (host_read: the host
@@ -115,8 +115,8 @@ typedef struct Backend {
   void (*reduce_all)(const float *a, long n, float scale, float *out1);
   void (*reduce_all_grad)(float *ga, const float *g1, float scale, long n, bool fresh);
 
-  /* softmax family and losses (cpu/cpu_softmax.c); len: NULL or one int per `per` rows */
-  void (*softmax)(const float *x, float *y, long rows, int keys, const int *len, long per);
+  /* softmax family and losses (cpu/cpu_softmax.c); len: one int per `per` rows */
+  void (*softmax)(const float *x, float *y, long rows, int keys);
   void (*softmax_grad)(const float *y, const float *g, float *dx, long rows, int keys, bool fresh);
   void (*log_softmax)(const float *x, float *y, long rows, int n);
   void (*log_softmax_grad)(const float *y, const float *g, float *dx, long rows, int n,

@@ -1,6 +1,6 @@
 /* fastmath.h — exp, tanh and sigmoid as branch-free inline float code, so the loops that call
- * them vectorize (libm's tanhf is a call per element that GCC cannot vectorize: ~30 ns each on
- * this machine, which made t_tanh the slowest elementwise op by far).
+ * them vectorize (libm's tanhf is a call per element that GCC cannot vectorize, which made t_tanh the slowest
+ * elementwise op by far).
  *
  * Accuracy (checked against double-precision libm in tests/unit/test_fastmath.c): relative
  * error below 5e-7 (a few float ulps) for exp on [-87, 88], tanh everywhere and sigmoid down to

@@ -43,12 +43,10 @@ Tensor *t_mean_all(Tensor *a);                     /* -> (1) */
 /* ---------- softmax family and losses (ops/softmax.c) ---------- */
 Tensor *t_softmax(Tensor *x);       /* over the last dim; a row of all -inf gives zeros */
 Tensor *t_log_softmax(Tensor *x);   /* over the last dim */
-/* Softmax over the last dim of X (..., queries, keys), keeping only keys j < valid_len.
- * valid_lens: NULL (no mask), (batch) — one length per batch row, or (batch, queries).
- * The leading dims of X are flattened to (batch, ...). A row with valid length 0 is all zeros. */
-Tensor *t_masked_softmax(Tensor *X, Tensor *valid_lens);
-/* X with the entries at key positions j >= valid_len replaced by value (e.g. -INFINITY);
- * same valid_lens conventions as t_masked_softmax. The d2l building block `sequence_mask`. */
+/* X (..., queries, keys) with the entries at key positions j >= valid_len replaced by value
+ * (e.g. -INFINITY). valid_lens: NULL (X unchanged, a copy), (batch) — one length per batch row,
+ * or (batch, queries); the leading dims of X are flattened to (batch, ...). The d2l building
+ * block `sequence_mask`; with -INFINITY and then t_softmax, the masked softmax of lab 2. */
 Tensor *t_sequence_mask(Tensor *X, Tensor *valid_lens, float value);
 /* Per-token cross-entropy of logits (..., V) against integer labels (...), times an optional
  * weight (...) (1 = count, 0 = padding). Returns (...) — d2l's MaskedSoftmaxCELoss before the

@@ -1,4 +1,4 @@
-/* matmul.cu — the matrix products on the GPU (CPU twins: common/gemm.c for gemm and
+/* matmul.cu — the matrix products on the GPU (CPU twins: common/cpu/gemm.c for gemm and
  * gemm_batched, common/cpu/cpu_matmul.c for the bias and backward of t_linear). Tested by
  * tests/cuda/cases_matmul.c (t_matmul, t_bmm, t_bmm_nt, t_linear forward and backward, so every
  * combination of transpose flags the fronts use).

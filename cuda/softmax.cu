@@ -1,8 +1,8 @@
-/* softmax.cu — softmax, masked softmax, log-softmax, sequence masking and the two losses
+/* softmax.cu — softmax, log-softmax, sequence masking and the two losses
  * (cross-entropy, mean squared error) on the GPU. CPU twin: common/cpu/cpu_softmax.c, whose
  * semantics these kernels copy exactly: rows are the last dim, each row subtracts its max
- * before exponentiating, a masked key (j >= len[r / per]) gets probability 0, and a row with
- * nothing left to attend to (valid length 0, or every kept score -inf) is all zeros, never NaN.
+ * before exponentiating, a row with nothing to attend to (every score -inf) is all zeros, never
+ * NaN, and sequence masking sets each key j >= len[r / per] of row r.
  * Tested by tests/cuda/cases_softmax.c (cuda_check --family softmax).
  *
  * Grids. The row ops (softmax, its gradient, log-softmax, its gradient, the cross-entropy
@@ -53,15 +53,14 @@ static inline unsigned row_blocks(long rows) {
   return (unsigned)(b > 8192 ? 8192 : b);
 }
 
-/* ---------- softmax and masked softmax ---------- */
+/* ---------- softmax ---------- */
 
-/* y = softmax(x[r, :n]) padded with zeros to `keys`, n = row_len: one thread per row. */
-static __global__ void softmax_plain_kernel(const float *x, float *y, long rows, int keys,
-                                            const int *len, long per) {
+/* y = softmax(x[r, :]), zeros for a row whose max is -inf: one thread per row. */
+static __global__ void softmax_plain_kernel(const float *x, float *y, long rows, int keys) {
   for (long r = first_index(); r < rows; r += grid_stride()) {
     const float *xr = x + r * keys; /* (keys) */
     float *yr = y + r * keys;       /* (keys) */
-    int n = row_len(len, per, r, keys);
+    int n = keys;
     float m = -INFINITY;
     for (int j = 0; j < n; j++) m = fmaxf(m, xr[j]);
     if (m == -INFINITY) n = 0; /* nothing to attend to (-inf - -inf would be NaN) */
@@ -77,13 +76,12 @@ static __global__ void softmax_plain_kernel(const float *x, float *y, long rows,
 
 /* The same, one warp per row: lane l handles keys l, l + 32, ...; the row's max and sum are
  * combined across the lanes by shuffles. */
-static __global__ void softmax_warp_kernel(const float *x, float *y, long rows, int keys,
-                                           const int *len, long per) {
+static __global__ void softmax_warp_kernel(const float *x, float *y, long rows, int keys) {
   const int lane = threadIdx.x % 32;
   for (long r = first_row(); r < rows; r += row_stride()) {
     const float *xr = x + r * keys; /* (keys) */
     float *yr = y + r * keys;       /* (keys) */
-    int n = row_len(len, per, r, keys);
+    int n = keys;
     float m = -INFINITY;
     for (int j = lane; j < n; j += 32) m = fmaxf(m, xr[j]);
     m = warp_max(m);           /* every lane now holds the row's max */
@@ -99,20 +97,16 @@ static __global__ void softmax_warp_kernel(const float *x, float *y, long rows, 
   }
 }
 
-/* x, y (rows, keys); len: NULL or (rows / per) valid lengths */
-static void cuda_softmax(const float *x, float *y, long rows, int keys, const int *len,
-                         long per) {
+/* x, y (rows, keys) */
+static void cuda_softmax(const float *x, float *y, long rows, int keys) {
   if (rows <= 0 || keys <= 0) return;
   if (keys <= PLAIN_MAX_KEYS)
-    LAUNCH(softmax_plain_kernel, ew_blocks(rows, EW_THREADS), EW_THREADS, 0, x, y, rows, keys,
-           len, per);
+    LAUNCH(softmax_plain_kernel, ew_blocks(rows, EW_THREADS), EW_THREADS, 0, x, y, rows, keys);
   else
-    LAUNCH_SYNC(softmax_warp_kernel, row_blocks(rows), ROW_THREADS, 0, x, y, rows, keys, len,
-                per);
+    LAUNCH_SYNC(softmax_warp_kernel, row_blocks(rows), ROW_THREADS, 0, x, y, rows, keys);
 }
 
-/* dx (+)= y * (g - <g, y>) per row: the softmax Jacobian-vector product. Masked entries have
- * y = 0, so the masked softmax shares it and sends them no gradient. */
+/* dx (+)= y * (g - <g, y>) per row: the softmax Jacobian-vector product. */
 static __global__ void softmax_grad_plain_kernel(const float *y, const float *g, float *dx,
                                                  long rows, int keys, bool fresh) {
   for (long r = first_index(); r < rows; r += grid_stride()) {

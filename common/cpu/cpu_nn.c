@@ -72,17 +72,15 @@ static const float *ln_vec(const float *v, int D, float fill) {
 
 /* stats (rows, 2): mean, rstd of each row; dx, dgamma, dbeta: NULL when not wanted; fresh:
  * nothing reached x yet, its rows are stored, not added */
-void cpu_layer_norm_grad(const float *x_data, const float *gamma, const float *stats,
+void cpu_layer_norm_grad(const float *x, const float *gamma, const float *stats,
                          const float *g, float *dx, float *dgamma, float *dbeta, long rows, int D,
                          bool fresh) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { const float *data; long size; } xv = {x_data, rows * D}, *x = &xv;
   const float *gm = ln_vec(gamma, D, 1.0f);
   /* dgamma / dbeta are sums over rows: each thread sums its rows into its own slice of
    * `part` (threads x 2D), added up below in thread order, so a run is reproducible. */
   int nt = 1;
 #ifdef _OPENMP
-  if (x->size >= LN_PAR_MIN) nt = omp_get_max_threads();
+  if (rows * D >= LN_PAR_MIN) nt = omp_get_max_threads();
 #endif
   float *part = (dgamma || dbeta) ? arena_calloc(sizeof(float) * (size_t)nt * 2 * D) : NULL;
   const float invD = D ? 1.0f / (float)D : 0.0f;
@@ -98,7 +96,7 @@ void cpu_layer_norm_grad(const float *x_data, const float *gamma, const float *s
     float *xh = xh_all + (size_t)tid * 2 * D, *dxh = xh + D;
 #pragma omp for schedule(static)
     for (long r = 0; r < rows; r++) {
-      const float *xr = x->data + r * D, *gr = g + r * D;
+      const float *xr = x + r * D, *gr = g + r * D;
       float mean = stats[2 * r], rstd = stats[2 * r + 1];
       for (int j = 0; j < D; j++) xh[j] = (xr[j] - mean) * rstd; /* hot */
       if (pg)
@@ -143,11 +141,9 @@ void cpu_layer_norm(const float *x, const float *gamma, const float *beta, float
 /* ---------- batch norm ---------- */
 
 /* mean_rstd (2C): the statistics the forward normalized with */
-void cpu_batch_norm_grad(const float *x_data, const float *gamma, const float *mean_rstd,
+void cpu_batch_norm_grad(const float *x, const float *gamma, const float *mean_rstd,
                          const float *g, float *dx, float *dgamma, float *dbeta, long N, int C,
                          bool training) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { const float *data; } xv = {x_data}, *x = &xv;
   const float *mean = mean_rstd, *rstd = mean + C; /* per feature */
   const float *gm = gamma;
   /* Column sums of dy and dy * xhat, accumulated row by row to stay cache friendly. */
@@ -156,7 +152,7 @@ void cpu_batch_norm_grad(const float *x_data, const float *gamma, const float *m
     for (int c = 0; c < C; c++) {
       float gv = g[n * C + c];
       sum_g[c] += gv;
-      sum_gxh[c] += gv * (x->data[n * C + c] - mean[c]) * rstd[c];
+      sum_gxh[c] += gv * (x[n * C + c] - mean[c]) * rstd[c];
     }
   for (int c = 0; c < C; c++) {
     if (dgamma) dgamma[c] += (float)sum_gxh[c];
@@ -174,25 +170,23 @@ void cpu_batch_norm_grad(const float *x_data, const float *gamma, const float *m
   }
   for (long n = 0; n < N; n++)
     for (int c = 0; c < C; c++) {
-      float xh = (x->data[n * C + c] - mean[c]) * rstd[c];
+      float xh = (x[n * C + c] - mean[c]) * rstd[c];
       dx[n * C + c] += k[c] * (g[n * C + c] - a[c] - xh * b[c]);
     }
 }
 
-void cpu_batch_norm(const float *x_data, const float *gamma, const float *beta,
+void cpu_batch_norm(const float *x, const float *gamma, const float *beta,
                     float *run_mean, float *run_var, float *y, float *mean_rstd, long N, int C,
                     bool training, float momentum, float eps) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { const float *data; } xv = {x_data}, *x = &xv;
   float *mean = mean_rstd, *rstd = mean + C;
   if (training) {
     double *s = arena_calloc(sizeof(double) * (size_t)(2 * C + 1)), *ss = s + C;
     for (long n = 0; n < N; n++)
-      for (int c = 0; c < C; c++) s[c] += x->data[n * C + c];
+      for (int c = 0; c < C; c++) s[c] += x[n * C + c];
     for (int c = 0; c < C; c++) s[c] /= (double)N;
     for (long n = 0; n < N; n++)
       for (int c = 0; c < C; c++) {
-        double d = x->data[n * C + c] - s[c];
+        double d = x[n * C + c] - s[c];
         ss[c] += d * d;
       }
     for (int c = 0; c < C; c++) {
@@ -215,7 +209,7 @@ void cpu_batch_norm(const float *x_data, const float *gamma, const float *beta,
   for (long n = 0; n < N; n++)
     for (int c = 0; c < C; c++)
       y[n * C + c] =
-          (x->data[n * C + c] - mean[c]) * rstd[c] * (gm ? gm[c] : 1.0f) + (bt ? bt[c] : 0.0f);
+          (x[n * C + c] - mean[c]) * rstd[c] * (gm ? gm[c] : 1.0f) + (bt ? bt[c] : 0.0f);
 }
 
 /* ---------- embedding ---------- */
@@ -240,7 +234,7 @@ void cpu_embedding(const float *W, const int *idx, float *out, long n, int D) {
 /* The kept mask (one byte per element) and the 1 / (1 - p) scale route the gradient. */
 /* Elements above which dropout's loops are split over threads (a fork costs a few us). The
  * clause is written if (parallel: ...): a bare if on `parallel for simd` also governs the simd
- * part, and a false condition then runs the loop one element at a time (9x slower here). */
+ * part, and a false condition then runs the loop one element at a time, many times slower. */
 #define DROPOUT_PAR_MIN 65536
 
 void cpu_dropout_grad(float *dx, const float *g, const uint8_t *keep, float scale, long n,

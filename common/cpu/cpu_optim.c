@@ -19,7 +19,7 @@ void cpu_sgd(float *restrict w, const float *restrict g, float lr, long n) {
 void cpu_adam(float *restrict w, const float *restrict g, float *restrict m, float *restrict v,
               long n, float b1, float b2, float step, float inv_sqrt_bc2, float eps) {
   /* A pass over seven streams of n floats, between two training steps when nothing else runs:
-   * both cores take half (lab06 d2l-1.0, 1.7 M parameters: +2% tokens/s, median of ten runs).
+   * both cores take half (a small but steady gain on lab06's 1.7 M parameters).
    * Each element alone, so the split changes no result. */
 #pragma omp parallel for simd schedule(static) if (n >= (1L << 18))
   for (long j = 0; j < n; j++) {

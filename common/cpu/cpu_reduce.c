@@ -19,41 +19,37 @@ static double sum_floats(const float *x, long n) {
 
 /* out[o, i] = scale * sum_k a[o, k, i] */
 void cpu_reduce(const float *a, float *out, long outer, long n, long inner, float scale) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { long outer, n, inner; } v = {outer, n, inner};
-  if (v.inner == 1) { /* reducing the last dim: one row sum per output */
-    for (long o = 0; o < v.outer; o++) out[o] = (float)(sum_floats(a + o * v.n, v.n) * scale);
+  if (inner == 1) { /* reducing the last dim: one row sum per output */
+    for (long o = 0; o < outer; o++) out[o] = (float)(sum_floats(a + o * n, n) * scale);
     return;
   }
   /* an inner dim: add whole rows of `inner` elements, a loop that vectorizes */
-  for (long o = 0; o < v.outer; o++) {
-    float *dst = out + o * v.inner;
-    for (long i = 0; i < v.inner; i++) dst[i] = 0.0f;
-    for (long k = 0; k < v.n; k++) {
-      const float *src = a + (o * v.n + k) * v.inner;
-      for (long i = 0; i < v.inner; i++) dst[i] += src[i];
+  for (long o = 0; o < outer; o++) {
+    float *dst = out + o * inner;
+    for (long i = 0; i < inner; i++) dst[i] = 0.0f;
+    for (long k = 0; k < n; k++) {
+      const float *src = a + (o * n + k) * inner;
+      for (long i = 0; i < inner; i++) dst[i] += src[i];
     }
-    for (long i = 0; i < v.inner; i++) dst[i] *= scale;
+    for (long i = 0; i < inner; i++) dst[i] *= scale;
   }
 }
 
 /* ga[o, k, i] += scale * g[o, i]: every element that fed an output gets its gradient */
 void cpu_reduce_grad(float *ga, const float *g, long outer, long n, long inner, float scale) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { long outer, n, inner; } v = {outer, n, inner};
-  if (v.inner == 1) { /* the last dim: one gradient value per row */
-    for (long o = 0; o < v.outer; o++) {
-      float *dst = ga + o * v.n;
+  if (inner == 1) { /* the last dim: one gradient value per row */
+    for (long o = 0; o < outer; o++) {
+      float *dst = ga + o * n;
       const float d = scale * g[o];
-      for (long k = 0; k < v.n; k++) dst[k] += d;
+      for (long k = 0; k < n; k++) dst[k] += d;
     }
     return;
   }
-  for (long o = 0; o < v.outer; o++)
-    for (long k = 0; k < v.n; k++) {
-      float *dst = ga + (o * v.n + k) * v.inner;
-      const float *src = g + o * v.inner;
-      for (long i = 0; i < v.inner; i++) dst[i] += scale * src[i];
+  for (long o = 0; o < outer; o++)
+    for (long k = 0; k < n; k++) {
+      float *dst = ga + (o * n + k) * inner;
+      const float *src = g + o * inner;
+      for (long i = 0; i < inner; i++) dst[i] += scale * src[i];
     }
 }
 

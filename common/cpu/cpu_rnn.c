@@ -20,19 +20,17 @@
 /* act (B, G) and extra (B, H): what the forward kept; dgh (B, G): scratch; dgx, dC, dH, dW_hh,
  * db_hh: the gradients to add into, NULL when not wanted. */
 void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const float *extra,
-                       const float *Hp_data, const float *Cp_data, const float *W_hh,
+                       const float *Hp, const float *Cp, const float *W_hh,
                        float *dgh, float *dgx, float *dC, float *dH, float *dW_hh, float *db_hh,
                        int B, int H) {
   const int G = (kind == CELL_GRU ? 3 : 4) * H;
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { CellKind kind; const float *act, *extra; } sv = {kind, act, extra}, *s = &sv;
   for (int b = 0; b < B; b++) {
     /* restrict + `omp simd`, no `if` inside: without them GCC leaves the gate loops scalar
      * on every ISA (tests/suites/vectorize.sh checks each loop marked hot) */
-    const float *restrict a = s->act + (size_t)b * G, *restrict e = s->extra + (size_t)b * H;
-    const float *restrict hp = Hp_data + (size_t)b * H;
+    const float *restrict a = act + (size_t)b * G, *restrict e = extra + (size_t)b * H;
+    const float *restrict hp = Hp + (size_t)b * H;
     float *restrict dg = dgh + (size_t)b * G;
-    if (s->kind == CELL_GRU) {
+    if (kind == CELL_GRU) {
       const float *restrict dh = dout + (size_t)b * H;
 #pragma omp simd
       for (int j = 0; j < H; j++) { /* hot */
@@ -54,7 +52,7 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
       }
     } else {
       const float *restrict dh = dout + (size_t)b * 2 * H, *restrict dc_in = dh + H;
-      const float *restrict cp = Cp_data + (size_t)b * H;
+      const float *restrict cp = Cp + (size_t)b * H;
 #pragma omp simd
       for (int j = 0; j < H; j++) { /* hot */
         float i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], tc = e[j];
@@ -79,15 +77,15 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
   }
   /* dh_prev = dgh @ W_hh^T (+ the direct path z * dh for the GRU); dW_hh += h^T dgh */
   if (dH) {
-    if (s->kind == CELL_GRU) {
+    if (kind == CELL_GRU) {
       for (int b = 0; b < B; b++)
         for (int j = 0; j < H; j++)
-          dH[(size_t)b * H + j] += dout[(size_t)b * H + j] * s->act[(size_t)b * G + H + j];
+          dH[(size_t)b * H + j] += dout[(size_t)b * H + j] * act[(size_t)b * G + H + j];
     }
     gemm(false, true, B, H, G, 1.0f, dgh, G, W_hh, G, 1.0f, dH, H);
   }
   if (dW_hh)
-    gemm(true, false, H, G, B, 1.0f, Hp_data, H, dgh, G, 1.0f, dW_hh, G);
+    gemm(true, false, H, G, B, 1.0f, Hp, H, dgh, G, 1.0f, dW_hh, G);
   if (db_hh) {
     float *db = db_hh;
     for (int b = 0; b < B; b++)
@@ -98,26 +96,26 @@ void cpu_rnn_cell_grad(CellKind kind, const float *dout, const float *act, const
 /* gx (B, G): this step's input projections; Hp, Cp (B, H) (Cp NULL for the GRU); b_hh may be
  * NULL. out: (B, H) for the GRU, (B, 2H) = [h' | c'] for the LSTM; act (B, G) and extra (B, H)
  * are kept for the backward. */
-void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp_data, const float *Cp_data,
-                  const float *W_hh_data, const float *b_hh_data, float *act, float *extra,
-                  float *out_data, int B, int H) {
+void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp, const float *Cp,
+                  const float *W_hh, const float *b_hh, float *act, float *extra,
+                  float *out, int B, int H) {
   const int G = (kind == CELL_GRU ? 3 : 4) * H;
   /* act = h @ W_hh + b_hh first (gh), then overwritten by the activations row by row; no
    * W_hh: h is the zero state, so h @ W_hh is 0 */
-  if (W_hh_data)
-    gemm(false, false, B, G, H, 1.0f, Hp_data, H, W_hh_data, G, 0.0f, act, G);
+  if (W_hh)
+    gemm(false, false, B, G, H, 1.0f, Hp, H, W_hh, G, 0.0f, act, G);
   else
     memset(act, 0, sizeof(float) * (size_t)B * (size_t)G);
   /* the gate loops are written branch-free over j with `omp simd` so they vectorize: a
-   * scalar version of this loop was 45% of the training time in a profile */
+   * scalar version of this loop dominated lab03's training step */
   for (int b = 0; b < B; b++) {
     float *restrict a = act + (size_t)b * G, *restrict e = extra + (size_t)b * H;
     const float *restrict x = gx + (size_t)b * G;
-    const float *restrict hp = Hp_data + (size_t)b * H;
-    if (b_hh_data)
-      for (int j = 0; j < G; j++) a[j] += b_hh_data[j];
+    const float *restrict hp = Hp + (size_t)b * H;
+    if (b_hh)
+      for (int j = 0; j < G; j++) a[j] += b_hh[j];
     if (kind == CELL_GRU) {
-      float *restrict h = out_data + (size_t)b * H;
+      float *restrict h = out + (size_t)b * H;
 #pragma omp simd
       for (int j = 0; j < H; j++) { /* hot */
         float ghn = a[2 * H + j];
@@ -130,8 +128,8 @@ void cpu_rnn_cell(CellKind kind, const float *gx, const float *Hp_data, const fl
         h[j] = (1 - z) * n + z * hp[j];
       }
     } else {
-      float *restrict h = out_data + (size_t)b * 2 * H, *restrict c = h + H;
-      const float *restrict cp = Cp_data + (size_t)b * H;
+      float *restrict h = out + (size_t)b * 2 * H, *restrict c = h + H;
+      const float *restrict cp = Cp + (size_t)b * H;
 #pragma omp simd
       for (int j = 0; j < H; j++) { /* hot */
         float i = fast_sigmoidf(a[j] + x[j]), f = fast_sigmoidf(a[H + j] + x[H + j]);

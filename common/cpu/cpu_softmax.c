@@ -1,11 +1,11 @@
-/* cpu_softmax.c — the CPU kernels of softmax, log-softmax, masked softmax, sequence masking
- * and the two losses (ops/softmax.c).
+/* cpu_softmax.c — the CPU kernels of softmax, log-softmax, sequence masking and the two losses
+ * (ops/softmax.c).
  *
  * All softmaxes work on rows: the last dim is the row, every leading dim is flattened into the
  * row count. Each row subtracts its max before exponentiating, so large logits never overflow.
- * Masking uses -inf semantics: a masked key contributes exp(-inf) = 0, and a row with nothing
- * left to attend to (valid length 0, or every kept score -inf) is all zeros, never NaN and never
- * the uniform row d2l's -1e6 trick would give.
+ * Masking uses -inf semantics (t_sequence_mask with -inf, then softmax): a masked key
+ * contributes exp(-inf) = 0, and a row with nothing left to attend to (every score -inf) is all
+ * zeros, never NaN and never the uniform row d2l's -1e6 trick would give.
  *
  * Every error check (shapes, labels, valid lengths) runs in the front, before these kernels.
  */
@@ -60,7 +60,7 @@ static float row_dot(const float *a, const float *b, int n) {
 }
 
 /* e[j] = exp(x[j] - m) for j < n; returns their sum. Kept out of line: inlined into the
- * cross-entropy's row loop, GCC 12 turned it into fully masked vector code, 30% slower. */
+ * cross-entropy's row loop, GCC 12 turned it into fully masked vector code, which is slower. */
 __attribute__((noinline)) static float exp_shifted(const float *x, float m, float *e, int n) {
   for (int j = 0; j < n; j++) e[j] = exp_le0(x[j] - m); /* hot */
   return row_dot(e, NULL, n);
@@ -76,30 +76,22 @@ static void softmax_row(const float *x, float *y, int n, int keys) {
   if (keys > n) memset(y + n, 0, sizeof(float) * (size_t)(keys - n));
 }
 
-/* Softmax of rows [r0, r1) of x (rows of `keys`) into y, row r keeping its first n_r entries:
- * n_r = lens ? lens->len[r / lens->per] : keys. Short rows (attention over a few keys) would
- * leave every exp in the scalar remainder of a vector loop, so they go in three passes: the
- * max-shifted rows (masked entries -inf), one exp over the whole block, which vectorizes, and
- * the per-row normalization. A row with nothing left (max -inf) sums to 0 and stays all 0. */
+/* Softmax of rows [r0, r1) of x (rows of `keys`) into y. Short rows (attention over a few keys)
+ * would leave every exp in the scalar remainder of a vector loop, so they go in three passes:
+ * the max-shifted rows, one exp over the whole block, which vectorizes, and the per-row
+ * normalization. A row with nothing to attend to (max -inf) sums to 0 and stays all 0. */
 #define SHORT_ROW 16
 #define ROW_BLOCK 256 /* rows per block: 16 KB of a short-row block stays in L1 */
 
-typedef struct {
-  const int *len;
-  long per;
-} RowLens;
-
-static void softmax_rows(const float *x, float *y, long r0, long r1, int keys,
-                         const RowLens *lens) {
+static void softmax_rows(const float *x, float *y, long r0, long r1, int keys) {
   if (keys >= SHORT_ROW) {
-    for (long r = r0; r < r1; r++)
-      softmax_row(x + r * keys, y + r * keys, lens ? lens->len[r / lens->per] : keys, keys);
+    for (long r = r0; r < r1; r++) softmax_row(x + r * keys, y + r * keys, keys, keys);
     return;
   }
   for (long r = r0; r < r1; r++) {
     const float *xr = x + r * keys;
     float *yr = y + r * keys;
-    int n = lens ? lens->len[r / lens->per] : keys;
+    int n = keys;
     float m = row_max(xr, n);
     if (m == -INFINITY) n = 0; /* nothing to attend to (-inf - -inf would be NaN) */
     for (int j = 0; j < keys; j++) yr[j] = fm_select(j < n, xr[j] - m, -INFINITY);
@@ -117,20 +109,18 @@ static void softmax_rows(const float *x, float *y, long r0, long r1, int keys,
   }
 }
 
-/* Softmax over every row of x (rows, keys), row r keeping its first len[r / per] entries (len
- * NULL: all), blocks of rows split over threads when there is enough work. */
-void cpu_softmax(const float *x, float *y, long rows, int keys, const int *len, long per) {
-  const RowLens L = {len, per}, *lens = len ? &L : NULL;
+/* Softmax over every row of x (rows, keys), blocks of rows split over threads when there is
+ * enough work. */
+void cpu_softmax(const float *x, float *y, long rows, int keys) {
   long nblk = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
 #pragma omp parallel for schedule(static) if (rows * keys >= PAR_MIN_ELEMS)
   for (long b = 0; b < nblk; b++) {
     long r0 = b * ROW_BLOCK, r1 = r0 + ROW_BLOCK < rows ? r0 + ROW_BLOCK : rows;
-    softmax_rows(x, y, r0, r1, keys, lens);
+    softmax_rows(x, y, r0, r1, keys);
   }
 }
 
-/* dx += y * (g - <g, y>): the softmax Jacobian-vector product. Masked entries have y = 0, so
- * the same formula serves the masked softmax and sends them no gradient. */
+/* dx += y * (g - <g, y>): the softmax Jacobian-vector product. */
 void cpu_softmax_grad(const float *y, const float *g, float *dx, long rows, int keys,
                       bool fresh) {
 #pragma omp parallel for schedule(static) if (rows * keys >= PAR_MIN_ELEMS)
@@ -183,24 +173,20 @@ void cpu_log_softmax(const float *x, float *y, long rows, int n) {
  * short (a few keys): one copy of the whole block and short fills beat a copy per row. */
 void cpu_sequence_mask(float *restrict dst, const float *restrict src, const int *len, long per,
                        long rows, int keys, float v) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { const int *len; long per; } Lv = {len, per}, *L = &Lv;
   memcpy(dst, src, sizeof(float) * (size_t)rows * (size_t)keys);
   for (long r = 0; r < rows; r++)
-    for (int j = L->len[r / L->per]; j < keys; j++) dst[r * keys + j] = v;
+    for (int j = len[r / per]; j < keys; j++) dst[r * keys + j] = v;
 }
 
 /* fresh: store the kept entries' gradient and zeros for the masked ones */
 void cpu_sequence_mask_grad(float *dx, const float *g, const int *len, long per, long rows,
                             int keys, bool fresh) {
-  /* the names the loops below have always used, over the raw arguments */
-  const struct { const int *len; long per; } Lv = {len, per}, *L = &Lv;
   if (fresh) {
     cpu_sequence_mask(dx, g, len, per, rows, keys, 0.0f);
     return;
   }
   for (long r = 0; r < rows; r++) {
-    int n = L->len[r / L->per];
+    int n = len[r / per];
     for (int j = 0; j < n; j++) dx[r * keys + j] += g[r * keys + j];
   }
 }

@@ -26,7 +26,7 @@ void cpu_reduce_grad(float *ga, const float *g, long outer, long n, long inner, 
 void cpu_reduce_all(const float *a, long n, float scale, float *out1);
 void cpu_reduce_all_grad(float *ga, const float *g1, float scale, long n, bool fresh);
 /* cpu_softmax.c */
-void cpu_softmax(const float *x, float *y, long rows, int keys, const int *len, long per);
+void cpu_softmax(const float *x, float *y, long rows, int keys);
 void cpu_softmax_grad(const float *y, const float *g, float *dx, long rows, int keys, bool fresh);
 void cpu_log_softmax(const float *x, float *y, long rows, int n);
 void cpu_log_softmax_grad(const float *y, const float *g, float *dx, long rows, int n,

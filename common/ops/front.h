@@ -21,11 +21,8 @@ static inline Tensor *new_on(const Tensor *like, int ndim, const int *shape, con
 static inline int last_dim(const Tensor *t) { return t->shape[t->ndim - 1]; }
 static inline long num_rows(const Tensor *t) { return shape_numel(t->ndim - 1, t->shape); }
 
-/* The integers an index tensor (token ids, labels, valid lengths) holds, read on the host (an
- * explicit copy off the CPU) so that the front can check them before any kernel runs. */
-static inline const float *index_values(const Tensor *t) { return host_read(t); }
-
-/* Index tensor t (its values checked by the caller on index_values(t)) as n ints on t's device,
+/* Index tensor t (token ids, labels, valid lengths; the caller checked its values on the host,
+ * read with host_read before any kernel runs) as n ints on t's device,
  * each capped at max: converted there, so no host array travels to the device per op. */
 static inline int *index_ints(const Tensor *t, long n, int max) {
   int *out = dev_alloc(t->device, sizeof(int) * (size_t)(n ? n : 1));

@@ -137,7 +137,7 @@ Tensor *t_embedding(Tensor *W, Tensor *ids) {
     tensor_error(op, "ids %s have too many dims: the output (..., %d) would exceed %d dims",
                  shape_str(ids, si, sizeof si), W->shape[1], T_MAXDIM);
   int V = W->shape[0], D = W->shape[1];
-  const float *id = index_values(ids);
+  const float *id = host_read(ids);
   for (long i = 0; i < ids->size; i++) check_index(op, "ids", i, id[i], V);
   int *didx = index_ints(ids, ids->size, V);
   int shape[T_MAXDIM];

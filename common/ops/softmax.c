@@ -1,12 +1,13 @@
-/* ops/softmax.c — softmax, log-softmax, masked softmax, sequence masking, and the two losses.
+/* ops/softmax.c — softmax, log-softmax, sequence masking, and the two losses.
  * Kernels: cpu/cpu_softmax.c.
  *
- * Masking uses -inf semantics: a masked key contributes exp(-inf) = 0, and a row with nothing
- * left to attend to (valid length 0, or every kept score -inf) is all zeros, never NaN and never
- * the uniform row d2l's -1e6 trick would give.
+ * Masking uses -inf semantics: t_sequence_mask(X, valid_lens, -INFINITY) then t_softmax (the
+ * student's masked_softmax, exercise 2.1) gives a masked key exp(-inf) = 0, and a row with
+ * nothing left to attend to (valid length 0, or every kept score -inf) all zeros, never NaN
+ * and never the uniform row d2l's -1e6 trick would give.
  *
  * Index inputs (valid lengths, labels) are checked here, on the host, before any kernel runs:
- * a front reads them on the host (index_values: the host copy a tensor sent from the host keeps,
+ * a front reads them on the host (host_read: the host copy a tensor sent from the host keeps,
  * else an explicit copy back) and hands the kernel whole numbers converted to int on the device
  * (index_ints).
  */
@@ -15,8 +16,7 @@
 
 #include "front.h"
 
-/* dx += y * (g - <g, y>): the softmax Jacobian-vector product. Masked entries have y = 0, so
- * the same backward serves the masked softmax and sends them no gradient. */
+/* dx += y * (g - <g, y>): the softmax Jacobian-vector product. */
 static void softmax_backward(Tensor *out) {
   bool fresh; /* nothing reached x yet: store instead of add */
   float *dx = tensor_grad_fresh(out->in[0], &fresh);
@@ -27,7 +27,7 @@ static void softmax_backward(Tensor *out) {
 Tensor *t_softmax(Tensor *x) {
   need("t_softmax", "x", x);
   Tensor *out = new_on(x, x->ndim, x->shape, "softmax");
-  KERNEL(x->device, softmax, x->data, out->data, num_rows(x), last_dim(x), NULL, 1);
+  KERNEL(x->device, softmax, x->data, out->data, num_rows(x), last_dim(x));
   if (ag_needs_grad(x, NULL, NULL)) ag_record(out, softmax_backward, x, NULL, NULL);
   return out;
 }
@@ -84,7 +84,7 @@ static Lens resolve_lens(const char *op, const Tensor *X, const Tensor *valid_le
   }
   int keys = last_dim(X);
   long nl = valid_lens->size;
-  const float *vl = index_values(valid_lens);
+  const float *vl = host_read(valid_lens);
   for (long i = 0; i < nl; i++) {
     float v = vl[i];
     if (!(v >= 0) || v != floorf(v))
@@ -92,18 +92,6 @@ static Lens resolve_lens(const char *op, const Tensor *X, const Tensor *valid_le
   }
   Lens L = {index_ints(valid_lens, nl, keys), nl ? num_rows(X) / nl : 1}; /* capped at keys */
   return L;
-}
-
-/* ---------- masked softmax ---------- */
-
-Tensor *t_masked_softmax(Tensor *X, Tensor *valid_lens) {
-  if (!valid_lens) return t_softmax(X);
-  need("t_masked_softmax", "X", X);
-  Lens L = resolve_lens("t_masked_softmax", X, valid_lens);
-  Tensor *out = new_on(X, X->ndim, X->shape, "masked_softmax");
-  KERNEL(X->device, softmax, X->data, out->data, num_rows(X), last_dim(X), L.len, L.per);
-  if (ag_needs_grad(X, NULL, NULL)) ag_record(out, softmax_backward, X, NULL, NULL);
-  return out;
 }
 
 /* ---------- sequence mask ---------- */
@@ -177,7 +165,7 @@ Tensor *t_cross_entropy(Tensor *logits, Tensor *labels, Tensor *weights) {
   long rows = labels->size;
   size_t nr = (size_t)(rows ? rows : 1);
 
-  const float *lab = index_values(labels);
+  const float *lab = host_read(labels);
   for (long r = 0; r < rows; r++) {
     float v = lab[r];
     if (!(v >= 0 && v < (float)V && v == floorf(v)))

@@ -13,7 +13,7 @@
  *   value) replaces the entries at j >= len by `value` (the book's _sequence_mask), and
  *   t_softmax maps a row of all -INFINITY to zeros. Which value makes exp() exactly 0?
  *   Both ops record their backward, so the gradient w.r.t. X flows for free (masked entries
- *   get none). Do not call t_masked_softmax: that is this exercise, already solved.
+ *   get none).
  *   This function runs inside the training loops of labs 03, 04, 06 and 07: keep it lean.
  * Tests: tests/grade/lab02/test_masked_softmax.c — plain softmax without lengths (1), 1-D
  *   lengths (2), 2-D lengths (2), length-0 rows are zeros (2), gradient w.r.t. X (2), no

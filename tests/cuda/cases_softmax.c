@@ -1,7 +1,7 @@
 /* cases_softmax.c — the softmax family (cuda/softmax.cu) against the CPU kernels
- * (common/cpu/cpu_softmax.c), through the op fronts: softmax, masked softmax with 1-D (per
- * batch) and 2-D (per batch and query) valid lengths, rows of -inf, log-softmax, sequence
- * masking, cross-entropy with and without weights, and MSE; plus cases where an input feeds two
+ * (common/cpu/cpu_softmax.c), through the op fronts: softmax, rows of -inf (sequence masking
+ * with -inf, then softmax: lab 2's masked softmax), log-softmax, sequence masking with 1-D (per
+ * batch) and 2-D (per batch and query) valid lengths, cross-entropy with and without weights, and MSE; plus cases where an input feeds two
  * ops, so the second backward accumulates (fresh = false) instead of storing.
  *
  * Shapes: 1, 31, 33, primes, and the labs' own: (64, 10, 10) attention weights (lab02/06),
@@ -50,29 +50,11 @@ static Tensor *scores(CcRun *r, float lo, float hi) {
   return cc_input(r, 3, s, 41, lo, hi, true);
 }
 
-/* ---------- softmax, masked softmax ---------- */
+/* ---------- softmax ---------- */
 
 static Tensor *run_softmax(CcRun *r) { return t_softmax(scores(r, -4, 4)); }
 /* logits far apart: many x - max below -87, where both devices give exactly 0 */
 static Tensor *run_softmax_wide(CcRun *r) { return t_softmax(scores(r, -100, 100)); }
-
-static Tensor *run_masked_1d(CcRun *r) { /* valid_lens (B): one per batch row */
-  const int *s = shape_of(r, false);
-  Tensor *X = scores(r, -4, 4);
-  return t_masked_softmax(X, lens_tensor(r, 1, s, s[2]));
-}
-static Tensor *run_masked_2d(CcRun *r) { /* valid_lens (B, Q): one per batch row and query */
-  const int *s = shape_of(r, false);
-  Tensor *X = scores(r, -4, 4);
-  return t_masked_softmax(X, lens_tensor(r, 2, s, s[2]));
-}
-static Tensor *run_masked_rows(CcRun *r) { /* X (B * Q, K), valid_lens (B * Q): one per row */
-  const int *s = shape_of(r, false);
-  int shape[2] = {s[0] * s[1], s[2]};
-  cc_shape(r, "(%d, %d)", shape[0], shape[1]);
-  Tensor *X = cc_input(r, 2, shape, 42, -4, 4, true);
-  return t_masked_softmax(X, lens_tensor(r, 1, shape, s[2]));
-}
 
 /* Scores with -inf past a per-(batch, query) length (so some rows are all -inf), then a plain
  * softmax: a row of all -inf gives zeros, no NaN; no gradient reaches the -inf entries. */
@@ -82,11 +64,6 @@ static Tensor *neg_inf_scores(CcRun *r) {
   return t_sequence_mask(X, lens_tensor(r, 2, s, s[2]), -INFINITY);
 }
 static Tensor *run_softmax_neg_inf(CcRun *r) { return t_softmax(neg_inf_scores(r)); }
-static Tensor *run_masked_neg_inf(CcRun *r) { /* -inf entries and a valid length together */
-  const int *s = shape_of(r, false);
-  Tensor *S = neg_inf_scores(r);
-  return t_masked_softmax(S, lens_tensor(r, 1, s, s[2] / 2 + 1));
-}
 
 /* ---------- log-softmax ---------- */
 
@@ -188,11 +165,7 @@ static Tensor *run_mse_pred(CcRun *r) { return mse_case(r, false); } /* dt NULL 
 const CcCase cases_softmax[] = {
     {"softmax", N, run_softmax, 1e-5f, SM_WHY},
     {"softmax (logits in [-100, 100])", N, run_softmax_wide, 1e-5f, SM_WHY},
-    {"masked_softmax (valid_lens per batch)", N, run_masked_1d, 1e-5f, SM_WHY},
-    {"masked_softmax (valid_lens per query)", N, run_masked_2d, 1e-5f, SM_WHY},
-    {"masked_softmax (2-D X, a length per row)", N, run_masked_rows, 1e-5f, SM_WHY},
     {"softmax (rows of -inf)", N, run_softmax_neg_inf, 1e-5f, SM_WHY},
-    {"masked_softmax (-inf scores)", N, run_masked_neg_inf, 1e-5f, SM_WHY},
     {"log_softmax", N, run_log_softmax, 1e-5f, LSM_WHY},
     {"log_softmax (logits in [-100, 100])", N, run_log_softmax_wide, 3e-5f, LSM_WIDE_WHY},
     {"log_softmax (rows of -inf)", N, run_log_softmax_neg_inf, 1e-5f, LSM_WHY},

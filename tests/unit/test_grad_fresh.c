@@ -115,9 +115,6 @@ static Tensor *op_linear(Tensor *x, void *c) {
 static Tensor *op_softmax(Tensor *x, void *c) { return t_softmax(x); }
 static Tensor *op_softmax_long(Tensor *x, void *c) { return t_softmax(x); }
 static Tensor *op_log_softmax(Tensor *x, void *c) { return t_log_softmax(x); }
-static Tensor *op_masked_softmax(Tensor *x, void *c) {
-  return t_masked_softmax(x, tensor_from(1, (int[]){2}, (float[]){2, 0}));
-}
 static Tensor *op_sequence_mask(Tensor *x, void *c) {
   return t_sequence_mask(x, tensor_from(1, (int[]){2}, (float[]){3, 1}), -7.0f);
 }
@@ -185,7 +182,6 @@ TEST(grad_fresh_store_and_add_paths) {
       {"t_softmax (short rows)", op_softmax, 3, s235, -2, 2},
       {"t_softmax (long rows)", op_softmax_long, 3, s2x20, -2, 2},
       {"t_log_softmax", op_log_softmax, 2, s35, -2, 2},
-      {"t_masked_softmax", op_masked_softmax, 3, s235, -2, 2},
       {"t_sequence_mask", op_sequence_mask, 3, s235, -1, 1},
       {"t_cross_entropy", op_cross_entropy, 2, s35, -2, 2},
       {"t_layer_norm", op_layer_norm, 3, s2x20, -2, 2},

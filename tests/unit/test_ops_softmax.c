@@ -36,6 +36,12 @@ TEST(log_softmax_forward_values) {
 }
 
 /* ---------- masked softmax ---------- */
+/* The kit has no masked-softmax op: lab 2's masked_softmax (exercise 2.1) is t_sequence_mask with
+ * -inf, then t_softmax. These tests check that composition, and the valid_lens conventions
+ * t_sequence_mask shares with it. */
+static Tensor *mask_then_softmax(Tensor *X, Tensor *valid_lens) {
+  return t_softmax(valid_lens ? t_sequence_mask(X, valid_lens, -INFINITY) : X);
+}
 
 TEST(masked_softmax_1d_lens) {
   /* d2l's example shape (2, 2, 4) with lengths (2, 3): equal scores give uniform rows over the
@@ -43,7 +49,7 @@ TEST(masked_softmax_1d_lens) {
   Tensor *X = tensor_from(3, (int[]){2, 2, 4},
                           (float[]){5, 5, 5, 5, 1, 1, 1, 1, /**/ 7, 7, 7, 7, 0, L2, L3, 9});
   Tensor *lens = tensor_from(1, (int[]){2}, (float[]){2, 3});
-  Tensor *Y = t_masked_softmax(X, lens);
+  Tensor *Y = mask_then_softmax(X, lens);
   CHECK_INT(Y->ndim, 3);
   CHECK_CLOSE(Y->data,
               ((float[]){.5f, .5f, 0, 0, .5f, .5f, 0, 0,
@@ -55,7 +61,7 @@ TEST(masked_softmax_2d_lens) {
   Tensor *X = tensor_from(3, (int[]){2, 2, 4},
                           (float[]){0, 0, 0, 0, 0, L2, L3, 9, /**/ 3, 3, 3, 3, 2, 2, 2, 2});
   Tensor *lens = tensor_from(2, (int[]){2, 2}, (float[]){1, 3, 2, 4});
-  Tensor *Y = t_masked_softmax(X, lens);
+  Tensor *Y = mask_then_softmax(X, lens);
   CHECK_CLOSE(Y->data,
               ((float[]){1, 0, 0, 0, 1 / 6.f, 2 / 6.f, 3 / 6.f, 0,
                          .5f, .5f, 0, 0, .25f, .25f, .25f, .25f}),
@@ -65,15 +71,15 @@ TEST(masked_softmax_2d_lens) {
 TEST(masked_softmax_empty_rows_are_zero) {
   /* length 0, and a row whose only valid key scores -inf: zeros, not uniform, not NaN */
   Tensor *X = tensor_from(3, (int[]){2, 1, 3}, (float[]){1, 2, 3, -INFINITY, 4, 5});
-  Tensor *Y = t_masked_softmax(X, tensor_from(1, (int[]){2}, (float[]){0, 1}));
+  Tensor *Y = mask_then_softmax(X, tensor_from(1, (int[]){2}, (float[]){0, 1}));
   CHECK_CLOSE(Y->data, ((float[]){0, 0, 0, 0, 0, 0}), 6, 0, 0);
 }
 
 TEST(masked_softmax_clamps_and_null) {
   Tensor *X = tensor_from(2, (int[]){2, 3}, (float[]){0, L2, L3, 0, 0, 0});
   /* a length beyond the number of keys masks nothing, like no mask at all */
-  Tensor *A = t_masked_softmax(X, tensor_from(1, (int[]){2}, (float[]){7, 3}));
-  Tensor *B = t_masked_softmax(X, NULL);
+  Tensor *A = mask_then_softmax(X, tensor_from(1, (int[]){2}, (float[]){7, 3}));
+  Tensor *B = mask_then_softmax(X, NULL);
   Tensor *C = t_softmax(X);
   CHECK_CLOSE(A->data, C->data, 6, 0, 0);
   CHECK_CLOSE(B->data, C->data, 6, 0, 0);
@@ -82,23 +88,23 @@ TEST(masked_softmax_clamps_and_null) {
 TEST(masked_softmax_4d_leading_dims_flattened) {
   /* X (2, 2, 1, 2) with 1-D lens: each length covers all rows of its batch entry */
   Tensor *X = tensor_full(4, (int[]){2, 2, 1, 2}, 0.0f);
-  Tensor *Y = t_masked_softmax(X, tensor_from(1, (int[]){2}, (float[]){1, 2}));
+  Tensor *Y = mask_then_softmax(X, tensor_from(1, (int[]){2}, (float[]){1, 2}));
   CHECK_CLOSE(Y->data, ((float[]){1, 0, 1, 0, .5f, .5f, .5f, .5f}), 8, TOL, 0);
 }
 
 TEST(masked_softmax_errors) {
   Tensor *X = tzeros(2, 2, 4);
-  CHECK_ERROR(t_masked_softmax(X, tensor_from(1, (int[]){3}, (float[]){1, 1, 1})),
+  CHECK_ERROR(mask_then_softmax(X, tensor_from(1, (int[]){3}, (float[]){1, 1, 1})),
               "valid_lens has shape (3) but X is (2, 2, 4)");
-  CHECK_ERROR(t_masked_softmax(X, tzeros(2, 3)), "expected (2) (one length per batch row) or (2, 2)");
-  CHECK_ERROR(t_masked_softmax(tzeros(2, 4), tzeros(2, 2)), "expected (2), one length per row");
-  CHECK_ERROR(t_masked_softmax(X, tensor_from(1, (int[]){2}, (float[]){1, -1})),
+  CHECK_ERROR(mask_then_softmax(X, tzeros(2, 3)), "expected (2) (one length per batch row) or (2, 2)");
+  CHECK_ERROR(mask_then_softmax(tzeros(2, 4), tzeros(2, 2)), "expected (2), one length per row");
+  CHECK_ERROR(mask_then_softmax(X, tensor_from(1, (int[]){2}, (float[]){1, -1})),
               "valid_lens[1] = -1");
-  CHECK_ERROR(t_masked_softmax(X, tensor_from(1, (int[]){2}, (float[]){1.5f, 2})),
+  CHECK_ERROR(mask_then_softmax(X, tensor_from(1, (int[]){2}, (float[]){1.5f, 2})),
               "whole number");
-  CHECK_ERROR(t_masked_softmax(X, tensor_from(1, (int[]){2}, (float[]){NAN, 2})), "whole number");
-  CHECK_ERROR(t_masked_softmax(tzeros(4), tzeros(1)), "needs a batch dim");
-  CHECK_ERROR(t_masked_softmax(NULL, tzeros(2)), "X is NULL");
+  CHECK_ERROR(mask_then_softmax(X, tensor_from(1, (int[]){2}, (float[]){NAN, 2})), "whole number");
+  CHECK_ERROR(mask_then_softmax(tzeros(4), tzeros(1)), "needs a batch dim");
+  CHECK_ERROR(mask_then_softmax(NULL, tzeros(2)), "X is NULL");
 }
 
 TEST(sequence_mask_values) {
@@ -190,7 +196,7 @@ static Tensor *fresh(const Tensor *x) { return tensor_from(x->ndim, x->shape, x-
 
 static Tensor *f_softmax(Tensor **in, void *ctx) { return t_softmax(in[0]); }
 static Tensor *f_log_softmax(Tensor **in, void *ctx) { return t_log_softmax(in[0]); }
-static Tensor *f_masked_softmax(Tensor **in, void *ctx) { return t_masked_softmax(in[0], ctx); }
+static Tensor *f_masked_softmax(Tensor **in, void *ctx) { return mask_then_softmax(in[0], ctx); }
 static Tensor *f_sequence_mask(Tensor **in, void *ctx) { return t_sequence_mask(in[0], ctx, -1.5f); }
 static Tensor *f_mse(Tensor **in, void *ctx) { return t_mse(in[0], in[1]); }
 

@@ -19,7 +19,7 @@
  * rows (or columns) per thread; each slab is an independent serial product with its own panels.
  *
  * gemm() picks the built-in kernel or CBLAS by size (see gemm_use_cblas for the measurements). */
-#include "gemm.h"
+#include "../gemm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +44,7 @@ int openblas_get_num_threads(void);
 #endif
 #endif
 
-#include "util.h"
+#include "../util.h"
 
 /* The build is ISO C (-std=c11), which turns off a*b+c -> fma contraction. The kernels here are
  * nothing but multiply-adds; fusing them changes results only by rounding and doubles speed. */
@@ -77,17 +77,16 @@ typedef float vf __attribute__((vector_size(VL * sizeof(float))));
 #define MC 128
 #define NC 2048
 
-/* Products of at most this many multiply-adds take the short path (gemm_small). Measured on the
- * 2-core AVX-512 machine: 10x10x8 130 ns vs 255 ns blocked, 20^3 520 vs 770 ns, 24^3 730 vs
- * 860 ns; at 32^3 the blocked kernel wins (690 vs 1080 ns). */
+/* Products of at most this many multiply-adds take the short path (gemm_small): below it the
+ * blocked kernel's packing and tile edges cost more than they save; from about 32^3 on the
+ * blocked kernel wins (make bench-gemm shows the crossover). */
 #define SMALL_MAX 16384
 #define SMALL_BUF 8192 /* floats of zero-padded op(B) the short path keeps on the stack */
 
-/* Products below this many multiply-adds stay on one thread. Forking to the second core and
- * joining costs 2-4 us with libgomp's default spin-wait (~20 us with OMP_WAIT_POLICY=passive,
- * which must wake a sleeping thread); one AVX-512 core does 2^20 multiply-adds in ~10 us.
- * Measured 1 vs 2 threads (2-core EPYC, shared machine): 64^3 2.6 vs 4.7 us, 128x128x48 7.9 vs
- * 11.5 us, 640x32x64 15.0 vs 10.4 us, 640x201x32 62 vs 37 us. */
+/* Products below this many multiply-adds stay on one thread. Forking to a second core and
+ * joining costs a few microseconds (more with OMP_WAIT_POLICY=passive, which must wake a
+ * sleeping thread), about what one core needs for 2^20 multiply-adds: below that a second
+ * thread slows a product down, above it speeds it up (make bench-gemm, 1 vs 2 threads). */
 #define PAR_MIN (1L << 20)
 
 static inline int imin(int a, int b) { return a < b ? a : b; }
@@ -143,7 +142,7 @@ static inline __attribute__((always_inline)) void kernel_body(int nv, int kc,
                                                               int nr) {
   vf acc[MR][NV];
   /* C rows are far apart (ldc): start fetching the tile now so the update at the end finds it
-   * in cache (+10% at 2048^2, where C does not fit in L2). */
+   * in cache (it pays for large products, where C does not fit in L2). */
   for (int i = 0; i < mr; i++) { /* rows past mr (an edge tile) are not C's */
     __builtin_prefetch(c + i * ldc, 1, 3);
     __builtin_prefetch(c + i * ldc + nv * VL - 1, 1, 3);
@@ -385,8 +384,8 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
     return;
   }
   /* Pack A only when alpha must be folded in or when many column panels reuse the copy; pack B
-   * when it is transposed, or big and reused by many row panels. (Reading in place measured
-   * +5% on 640x201x32 and +20% on the 32x201x640 weight gradient.) */
+   * when it is transposed, or big and reused by many row panels. Otherwise the kernel reads in
+   * place: for the labs' narrow products and weight gradients a copy costs more than it saves. */
   bool packA = alpha != 1.0f || n > 4 * NR;
   bool packB = tB || ((long)k * n > 64L * 1024 && m > 4 * MR);
   int kcmax = imin(k, KC), ncmax = imin(n, NC), mcmax = imin(m, MC);
@@ -521,12 +520,11 @@ void gemm_builtin(bool transA, bool transB, int m, int n, int k, float alpha, co
 /* ---------- the dispatcher ---------- */
 
 #ifdef AL_HAVE_CBLAS
-/* When gemm() calls CBLAS. Measured on the 2-core AMD EPYC (Zen 5) box with make bench, where
- * Debian's OpenBLAS 0.3.21 runs its AVX2 "Haswell" kernel: the built-in AVX-512 kernel reaches
- * ~200 GFLOP/s per core at every size from 64^2 to 4736x1536x512, OpenBLAS ~105, and on tiny
- * products OpenBLAS's per-call overhead costs more still, so an AVX-512 build never calls it.
- * Built without AVX-512 (VL = 8), the built-in kernel peaks at about the same speed as
- * OpenBLAS's AVX2 kernel; CBLAS is then used from CBLAS_MIN multiply-adds up. */
+/* When gemm() calls CBLAS. Debian's OpenBLAS runs its AVX2 kernel even on an AVX-512 machine,
+ * so there the built-in AVX-512 kernel is the faster at every size the labs use (make bench),
+ * and on tiny products OpenBLAS's per-call overhead costs more still: an AVX-512 build never
+ * calls it. Built without AVX-512 (VL = 8), the built-in kernel peaks at about OpenBLAS's AVX2
+ * speed; CBLAS is then used from CBLAS_MIN multiply-adds up. */
 #define CBLAS_MIN (1L << 21)
 static bool gemm_use_cblas(int m, int n, int k) {
   return VL < 16 && (double)m * n * k >= (double)CBLAS_MIN;
