@@ -1,5 +1,8 @@
-/* backend.c — the table of kernels for each device, and the device names. */
+/* backend.c — the table of kernels for each device, the device names, and copies between
+ * devices. */
 #include "backend.h"
+
+#include <stdlib.h>
 
 #include "util.h"
 
@@ -31,4 +34,20 @@ void backend_register(Device d, const Backend *be) {
 _Noreturn void backend_missing(const Backend *be, const char *kernel) {
   tensor_error("device", "the %s backend has no kernel '%s' (add it to its table)", be->name,
                kernel);
+}
+
+void backend_copy(void *dst, Device to, const void *src, Device from, size_t bytes) {
+  if (!bytes) return;
+  if (from == to) {
+    backend_of(to)->copy(dst, src, bytes);
+  } else if (from == DEV_CPU) {
+    backend_of(to)->from_host(dst, src, bytes);
+  } else if (to == DEV_CPU) {
+    backend_of(from)->to_host(dst, src, bytes);
+  } else { /* between two devices: through the host */
+    void *h = xmalloc(bytes);
+    backend_of(from)->to_host(h, src, bytes);
+    backend_of(to)->from_host(dst, h, bytes);
+    free(h);
+  }
 }

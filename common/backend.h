@@ -194,6 +194,9 @@ typedef struct Backend {
 const Backend *backend_of(Device d);
 /* Whether this build (or a test) has a table for device d. */
 bool backend_available(Device d);
+/* Copy bytes from src on device `from` to dst on device `to` (through the host between two
+ * devices that are not the CPU). */
+void backend_copy(void *dst, Device to, const void *src, Device from, size_t bytes);
 /* Install a table for a device (tests install a second one on DEV_TEST). */
 void backend_register(Device d, const Backend *be);
 extern const Backend cpu_backend;

@@ -599,6 +599,7 @@ bool nmt_iter_next(NmtIter *it, NmtBatch *b) {
     }
     b->X_valid_len->data[r] = (float)d->src_valid[i];
     b->Y_valid_len->data[r] = (float)d->tgt_valid[i];
+    b->num_tokens += d->tgt_valid[i];
   }
   it->pos += m;
   return true;

@@ -26,13 +26,15 @@ static void init_end(Tensor *W, float *h) {
 
 void init_uniform(Tensor *W, float lo, float hi) {
   float *h = init_begin("init_uniform", W);
-  for (long i = 0; i < W->size; i++) h[i] = rng_uniform(&g_rng, lo, hi);
+  Rng *rng = rng_current(); /* g_rng, or a twin's own (twin_build) */
+  for (long i = 0; i < W->size; i++) h[i] = rng_uniform(rng, lo, hi);
   init_end(W, h);
 }
 
 void init_normal(Tensor *W, float mean, float std) {
   float *h = init_begin("init_normal", W);
-  for (long i = 0; i < W->size; i++) h[i] = rng_normal(&g_rng, mean, std);
+  Rng *rng = rng_current(); /* g_rng, or a twin's own (twin_build) */
+  for (long i = 0; i < W->size; i++) h[i] = rng_normal(rng, mean, std);
   init_end(W, h);
 }
 

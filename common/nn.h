@@ -37,20 +37,12 @@ void paramset_free(ParamSet *ps);                 /* frees every tensor and the 
  * model built by the same init): dst's tensors point into src's value block, its gradients stay
  * its own. Dies with a message when the two do not match. */
 void paramset_share_values(ParamSet *dst, const ParamSet *src);
-/* The two parts of a training step, part(0, arg) then part(1, arg). With a twin (twin_ps, its
- * context ctx and generator rng) they run at once, the second on another thread (in turn when
- * OpenMP grants one) inside ctx (ag_context_use); twin_ps's gradients are zeroed first and added
- * into ps's after both. Without (twin_ps NULL) they run on this thread, the arena rewound in
- * between, so the caller's batch must live outside it. Either way the second part's dropout
- * draws from a generator seeded by one draw of g_rng (rng_use): a run is the same on one thread,
- * two and a device. part(1, ...) must use the twin's model where there is one. Each part's ops
- * run on one thread (OpenMP does not nest); BLAS is kept to one thread per caller. */
-typedef void (*TwinPartFn)(int part, void *arg);
-void twin_parts_run(TwinPartFn part, void *arg, ParamSet *ps, ParamSet *twin_ps, AgContext *ctx,
-                    Rng *rng);
 Tensor *paramset_find(const ParamSet *ps, const char *name);
+/* A block of n floats (at least one, uninitialized) on device d: a set's values or gradients, an
+ * optimizer's state. */
+void *param_block_alloc(Device d, long n);
 
-/* ---------- checkpoints (params.c) ---------- */
+/* ---------- checkpoints (checkpoint.c) ---------- */
 
 /* Binary checkpoint of every tensor of ps: magic "ALCKPT", format version, a model tag (free
  * text describing the architecture, e.g. "bahdanau gru additive e32 h32 l2 src184 tgt201"),
@@ -117,7 +109,7 @@ Tensor *gelu_mlp_forward(const Linear *dense1, const Dropout *dropout1, const Li
  * step). Returns the previous value; the tests set 0 to exercise the recompute on small sizes. */
 size_t gelu_mlp_set_recompute_min(size_t bytes);
 
-/* ---------- optimizers ---------- */
+/* ---------- optimizers (optim.c) ---------- */
 typedef struct SGD {
   ParamSet *ps;
   float lr;

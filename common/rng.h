@@ -22,8 +22,9 @@ void rng_shuffle(Rng *r, int *a, int n);      /* Fisher–Yates */
 /* The program's generator: seeded by the lab's --seed, used by init, dropout and shuffling. */
 extern Rng g_rng;
 void rng_seed(uint64_t seed);
-/* The generator dropout draws from on this thread: g_rng, or the one rng_use gave it (a twin's
- * thread in twin_parts_run, so two threads never share a state). rng_use(NULL) restores g_rng. */
+/* The generator this thread's initializers and dropout draw from: g_rng, or the one rng_use gave
+ * it (a twin's thread in twin_parts_run, so two threads never share a state; a twin's init in
+ * twin_build, so the program's stream does not move). rng_use(NULL) restores g_rng. */
 Rng *rng_current(void);
 void rng_use(Rng *r);
 

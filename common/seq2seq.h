@@ -1,7 +1,8 @@
 /* seq2seq.h — what labs 03 (Bahdanau) and 06 (Transformer) share: the encoder–decoder
- * interface, the training loop (d2l's train_seq2seq), greedy decoding (predict_seq2seq),
- * held-out BLEU, checkpoints and the common summary.json keys. Model code implements
- * Seq2SeqModel; this file knows nothing of GRUs or heads.
+ * interface and its loss (seq2seq_loss.c), the training loop (d2l's train_seq2seq,
+ * seq2seq_train.c), greedy decoding, held-out BLEU and the common summary.json keys
+ * (seq2seq_decode.c). Model code implements Seq2SeqModel; these files know nothing of GRUs or
+ * heads. How a training batch is executed (in parts, trimmed, on two threads) is step.h's.
  * Token ids travel as float tensors holding integers (see ops.h). */
 #ifndef AL_SEQ2SEQ_H
 #define AL_SEQ2SEQ_H
@@ -14,6 +15,43 @@
 #include "rng.h"
 #include "text.h"
 
+struct Seq2SeqModel;
+
+/* A part of a batch as common/step.c would run it (Seq2SeqExecHooks.part_cost). */
+typedef struct Seq2SeqPartShape {
+  int rows;
+  int src_cols; /* source columns it runs: its longest source, or num_steps when the encoder
+                   reads the padding (encoder_ignores_padding false) */
+  int tgt_cols; /* target columns it runs: its longest target */
+  double src_tokens, tgt_tokens; /* its valid source and target tokens */
+} Seq2SeqPartShape;
+
+/* Execution hooks: what common/step.c may use to run a training batch faster (trimmed, in parts,
+ * on two threads). The training loop never reads them, and a model may leave them all zero. */
+typedef struct Seq2SeqExecHooks {
+  /* forward, told the target's valid lengths dec_valid_len (batch), so that the decoder may
+   * skip the (row, position) pairs at or past a row's length, which the loss weighs 0; their
+   * logits are then 0. Rows come sorted by target length, so a step-by-step decoder drops the
+   * rows that have ended (lab03's). NULL: forward. */
+  Tensor *(*forward_packed)(void *net, Tensor *X, Tensor *X_valid_len, Tensor *dec_X,
+                            Tensor *dec_valid_len, bool training);
+  /* true: the encoder's outputs at real source positions do not depend on the padding, and the
+   * decoder reads them only through attention masked by X_valid_len (the Transformer), so the
+   * source columns that are padding in every row of a batch may be dropped. false for the GRU
+   * encoders: the book's decoder starts from the state after the padding. */
+  bool encoder_ignores_padding;
+  /* What running a part of this shape costs, forward and backward, in any unit (the step module
+   * compares parts). NULL: 3 passes over rows x (src_cols + tgt_cols). */
+  double (*part_cost)(const Seq2SeqPartShape *p);
+  /* Build a twin: a second model like this one (the same constructor, so the same parameters in
+   * the same order) whose parameters read this one's values (paramset_share_values) and keep
+   * gradients of their own, so that a second thread can train part of a batch beside the first;
+   * and free it. The step module builds it inside twin_build (step.h). NULL: no twins. */
+  void (*twin_new)(const struct Seq2SeqModel *m, struct Seq2SeqModel *twin);
+  void (*twin_free)(struct Seq2SeqModel *twin);
+} Seq2SeqExecHooks;
+
+/* d2l's EncoderDecoder, as the trainer and the decoder call it. */
 typedef struct Seq2SeqModel {
   const char *name;  /* "Seq2SeqAttentionDecoder (GRU)", "Transformer", ... */
   void *net;         /* the model's own struct */
@@ -22,12 +60,6 @@ typedef struct Seq2SeqModel {
    * dec_X (batch, num_steps) = <bos> followed by Y[:, :-1]. Returns logits
    * (batch, num_steps, tgt_vocab). training switches dropout. */
   Tensor *(*forward)(void *net, Tensor *X, Tensor *X_valid_len, Tensor *dec_X, bool training);
-  /* Optional (NULL: forward is used): forward, told the target's valid lengths dec_valid_len
-   * (batch), so that the decoder may skip the (row, position) pairs at or past a row's length,
-   * which the loss weighs 0; their logits are then 0. The trainer passes rows sorted by target
-   * length, so a step-by-step decoder drops the rows that have ended (lab03's). */
-  Tensor *(*forward_packed)(void *net, Tensor *X, Tensor *X_valid_len, Tensor *dec_X,
-                            Tensor *dec_valid_len, bool training);
   /* Greedy decoding, one sentence: encode X (1, num_steps) with X_valid_len (1) and keep what
    * the decoder needs inside net (arena tensors; the caller resets the arena afterwards). */
   void (*begin_decode)(void *net, Tensor *X, Tensor *X_valid_len);
@@ -36,16 +68,7 @@ typedef struct Seq2SeqModel {
   /* Optional (may be NULL): the attention weights of the last decode_step, e.g. (1, 1, keys)
    * for Bahdanau. predict_seq2seq copies its `size` floats per step. */
   Tensor *(*step_attention)(void *net);
-  /* true: the encoder's outputs at real source positions do not depend on the padding, and the
-   * decoder reads them only through attention masked by X_valid_len (the Transformer). The
-   * trainer then drops source columns that are padding in every row of a batch. false for the
-   * GRU encoders: the book's decoder starts from the state after the padding. */
-  bool encoder_ignores_padding;
-  /* Optional (NULL: none): build a twin, a second model like this one whose parameters read
-   * this one's values (paramset_share_values) and keep gradients of their own, so a second
-   * thread can train half a batch beside the first; and free it. */
-  void (*twin_new)(const struct Seq2SeqModel *m, struct Seq2SeqModel *twin);
-  void (*twin_free)(struct Seq2SeqModel *twin);
+  Seq2SeqExecHooks exec; /* optional: how a training batch may run faster (step.h) */
 } Seq2SeqModel;
 
 /* ---------------------------------------------------------------- loss */
@@ -60,34 +83,6 @@ Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len);
 Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
 
 /* ---------------------------------------------------------------- training */
-
-/* One batch's loss as train_seq2seq takes it: the sum over the batch of each sequence's
- * MaskedSoftmaxCELoss (mean over num_steps), forward in training mode, ready for backward.
- * trim drops the columns that cannot change it (see encoder_ignores_padding); tests compare
- * both ways. Returns (1). */
-Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
-                           bool trim);
-
-/* A twin of a model for a second thread: its parameters read the model's values, its gradients,
- * tape, arena and dropout generator are its own. NULL when the model has no twin_new or is not
- * on the CPU. */
-typedef struct Seq2SeqTwin {
-  Seq2SeqModel m;
-  AgContext *ctx;
-  Rng rng;
-} Seq2SeqTwin;
-Seq2SeqTwin *seq2seq_twin_new(const Seq2SeqModel *m);
-void seq2seq_twin_free(Seq2SeqTwin *t);
-
-/* Forward and backward of one batch as train_seq2seq runs them: the gradients of the batch's
- * loss are added into the parameters' (d2l 0.17's summed per-sequence loss, or d2l 1.0's mean
- * over valid tokens with token_mean). split: a batch of 64+ rows whose lengths differ enough
- * runs as two parts sorted by length, each trimmed to its own longest row (the gradients add
- * up to the whole batch's); the arena is then rewound between the parts, so b is gone after
- * the call. With a twin the two parts run at once, the second on another thread; the cut
- * balances them on either path. Returns the summed per-sequence loss (the book's metric). */
-double seq2seq_batch_backward(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
-                              bool token_mean, bool split, Seq2SeqTwin *twin);
 
 /* Why labs 03 and 06 refuse --epochs 0 (said with the range error). */
 #define SEQ2SEQ_EPOCHS_WHY \
@@ -180,8 +175,8 @@ void seq2seq_heldout_record(Summary *S, const Seq2SeqHeldout *h);
 /* OpenMP threads for labs 03 and 06 (--threads): requested > 0 is used as given; 0 means the
  * preset's choice for the ops, one thread for d2l-0.17 and every core for d2l-1.0. With two
  * threads granted (or, by default, two cores or more and at most two threads for the ops),
- * train_seq2seq runs the two parts of a cut batch on two threads, one on a twin of the model.
- * Returns the number set (1 without OpenMP). */
+ * the trainer runs the two parts of a cut batch on two threads, one on a twin of the model
+ * (step.c, where this policy lives). Returns the number set (1 without OpenMP). */
 int seq2seq_set_threads(int requested, bool d2l10);
 
 /* ---------------------------------------------------------------- summary.json */

@@ -153,6 +153,7 @@ typedef struct NmtBatch {
   Tensor *Y;           /* (batch, num_steps) target ids */
   Tensor *Y_valid_len; /* (batch) */
   int size;            /* batch rows (the last batch of an epoch may be smaller) */
+  long num_tokens;     /* valid target tokens, the sum of Y_valid_len (counted once, here) */
 } NmtBatch;
 
 typedef struct NmtIter {

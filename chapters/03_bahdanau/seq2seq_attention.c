@@ -1,5 +1,5 @@
 /* seq2seq_attention.c — d2l's Seq2SeqEncoder and Seq2SeqAttentionDecoder (section "Bahdanau
- * Attention"), and the pair wrapped as a Seq2SeqModel for common/seq2seq.c. */
+ * Attention"), and the pair wrapped as a Seq2SeqModel for common/seq2seq.h. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,14 +335,19 @@ static Tensor *net_step_attention(void *p) {
   return ((BahdanauNet *)p)->decoder.attention_weights; /* (1, 1, num_steps) */
 }
 
-/* The twin's init must not move the program's random stream: the run stays what --seed says. */
+/* A part's cost in positions x passes (forward 1, backward 2): the encoder runs every source
+ * column (its state after the padding starts the decoder), the packing decoder only its rows'
+ * target lengths. */
+static double net_part_cost(const Seq2SeqPartShape *p) {
+  return 3.0 * ((double)p->rows * (double)p->src_cols + p->tgt_tokens);
+}
+
+/* A second net like m's, reading m's values (common/step.c's twin_build draws its init). */
 static void net_twin_new(const Seq2SeqModel *m, Seq2SeqModel *twin) {
   const BahdanauNet *n = m->net;
   BahdanauNet *r = xcalloc(1, sizeof *r);
-  const Rng saved = g_rng;
   BahdanauNet_init(r, n->cfg.kind, n->cfg.attn, n->cfg.src_vocab, n->cfg.tgt_vocab,
                    n->cfg.embed_size, n->cfg.num_hiddens, n->cfg.num_layers, n->cfg.dropout);
-  g_rng = saved;
   BahdanauNet_set_reference(r, n->decoder.reference);
   paramset_share_values(&r->ps, &n->ps);
   *twin = BahdanauNet_model(r);
@@ -360,12 +365,13 @@ Seq2SeqModel BahdanauNet_model(BahdanauNet *n) {
                         .net = n,
                         .ps = &n->ps,
                         .forward = net_forward,
-                        .forward_packed = net_forward_packed,
                         .begin_decode = net_begin_decode,
                         .decode_step = net_decode_step,
                         .step_attention = net_step_attention,
-                        .twin_new = net_twin_new,
-                        .twin_free = net_twin_free};
+                        .exec = {.forward_packed = net_forward_packed,
+                                 .part_cost = net_part_cost,
+                                 .twin_new = net_twin_new,
+                                 .twin_free = net_twin_free}};
 }
 
 void BahdanauNet_set_reference(BahdanauNet *n, bool on) {

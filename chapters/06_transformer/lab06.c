@@ -161,7 +161,11 @@ int main(int argc, char **argv) {
   if (heldout < 1) die("lab06: --heldout must be at least 1, got %d", heldout);
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
   if (threads < 0) die("lab06: --threads must be at least 0 (0: the preset's), got %d", threads);
-  seq2seq_set_threads(threads, args.preset && strcmp(args.preset, "d2l-1.0") == 0);
+  NmtConfig ncfg;
+  if (nmt_preset(args.preset, &ncfg) != 0)
+    die("lab06: unknown --preset '%s'; use d2l-0.17 (the default) or d2l-1.0", args.preset);
+  const bool d2l10 = ncfg.preset == NMT_D2L_10;
+  seq2seq_set_threads(threads, d2l10);
 
   /***
 ## Positionwise Feed-Forward Networks
@@ -340,7 +344,7 @@ as the encoder block, the encoder block's output as `enc_outputs`):
 ## Training
 
 The whole encoder–decoder (`Transformer` in `transformer.c`) plugs into lab 03's training loop
-(`train_seq2seq` in `common/seq2seq.c`): Adam, the masked softmax cross-entropy loss, gradient
+(`train_seq2seq` in `common/seq2seq_train.c`): Adam, the masked softmax cross-entropy loss, gradient
 clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`, the default):
 2 blocks, $d = 32$, 4 heads, FFN width 64, dropout 0.1, batch 64, 10 time steps, learning rate
 0.005, 200 epochs on 600 English–French pairs. `--preset d2l-1.0`: $d = 256$, FFN 64, 4 heads,
@@ -352,13 +356,10 @@ computes every padded position; `train_seq2seq` skips what the loss cannot see �
 past every row's valid length (the decoder is causal, the loss weighs them 0) and source positions
 that are padding in every row (attention masks them) — and runs a batch of mixed lengths as two
 parts sorted by length, side by side on two threads where there are two cores (the second on a
-twin of the model that reads the same weights). The loss and gradients are the whole padded batch's
-(`tests/unit/test_seq2seq_trim.c`); the step does 0.57 of the book's position-wise arithmetic.
+twin of the model that reads the same weights; all of it in `common/step.c`). The loss and
+gradients are the whole padded batch's (`tests/unit/test_seq2seq_trim.c`); the step does 0.57 of
+the book's position-wise arithmetic.
   */
-  NmtConfig ncfg;
-  const bool d2l10 = args.preset && strcmp(args.preset, "d2l-1.0") == 0;
-  if (nmt_preset(args.preset, &ncfg) != 0)
-    die("lab06: unknown --preset '%s'; use d2l-0.17 (the default) or d2l-1.0", args.preset);
   char err[512];
   NmtData *d = nmt_load(&ncfg, args.data_dir, err, sizeof err);
   if (!d) die("lab06: %s", err);
@@ -530,9 +531,8 @@ the source; keys past the source's valid length get 0. Rows are decoding steps: 
 ## Speed
 
 `train_seq2seq` reports tokens per second (valid target tokens over the time inside the training
-loop). PyTorch 1.13 running the book's code on this kit's 2-core reference machine trains the
-classic preset at about 6,900 tokens/s; the summary records this run's rate, seconds per epoch
-and peak memory.
+loop); the summary records this run's rate, seconds per epoch and peak memory. `make
+bench-vs-torch` times PyTorch running the book's code beside it (docs/performance.md).
   */
   Extra ex = {.preset = d2l10 ? "d2l-1.0" : "d2l-0.17",
               .cfg = &tcfg,

@@ -8,6 +8,7 @@
 
 #include "../../common/exercise.h"
 #include "../../common/rng.h"
+#include "../../common/step.h"
 #include "../../common/util.h"
 #include "vit.h"
 

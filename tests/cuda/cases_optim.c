@@ -1,7 +1,7 @@
 /* cases_optim.c — the optimizers (cuda/optim.cu) against the CPU's, through the code that
- * trains the labs' models (common/params.c): a small ParamSet is built on the case's device,
- * packed into its blocks, given the same values and gradients on either device, and stepped;
- * the output is what the steps left behind, copied into one tensor on the device (the harness
+ * trains the labs' models (common/params.c, optim.c): a small ParamSet is built on the case's
+ * device, packed into its blocks, given the same values and gradients on either device, and
+ * stepped; the output is what the steps left behind, copied into one tensor on the device (the harness
  * brings it back). Nothing here is differentiated: the compared output is everything.
  *
  * Parameter sets: one scalar; 31 and 33 floats; primes; a 32 -> 32 Linear with its bias, as in
@@ -120,7 +120,7 @@ static Tensor *run_clip(CcRun *r) {
   return out;
 }
 
-/* STEPS steps of what train_seq2seq does (common/seq2seq.c): gradients, clip to norm 1, an
+/* STEPS steps of what train_seq2seq does (common/seq2seq_train.c): gradients, clip to norm 1, an
  * Adam step; the parameters and both moments after, and the norms */
 static Tensor *run_adam(CcRun *r) {
   ParamSet ps = {0};

@@ -1,4 +1,4 @@
-/* fuzz_ckpt — checkpoint_load (common/seq2seq.c) on arbitrary files, into a small model of two
+/* fuzz_ckpt — checkpoint_load (common/checkpoint.c) on arbitrary files, into a small model of two
  * tensors. A file is accepted only when everything checks out, and then the model holds its
  * numbers; otherwise -1 with a message and the model untouched. With AL_FUZZ_SEED_OUT=FILE the
  * harness instead saves its model there with checkpoint_save (a real seed) and exits. */

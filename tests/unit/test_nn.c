@@ -1,5 +1,5 @@
-/* Tests of common/nn.c and common/params.c: the parameter registry, initializers, the layers, and
- * the optimizers against hand-computed steps. */
+/* Tests of common/nn.c, params.c and optim.c: the parameter registry, initializers, the layers,
+ * and the optimizers against hand-computed steps. */
 #include <stdlib.h>
 
 #include "../../common/nn.h"

@@ -1,7 +1,8 @@
-/* test_seq2seq_trim.c — the trainer drops batch columns that cannot change the loss
- * (seq2seq_batch_loss with trim) and cuts batches in two by length, run one after the other or
- * on two threads with a twin of the model (seq2seq_batch_backward): the
- * loss and every parameter gradient must equal those of the full, padded batch, for the Transformer (source and target trimmed) and for lab03's GRU with
+/* test_seq2seq_trim.c — the step module (common/step.h) drops batch columns that cannot change
+ * the loss (seq2seq_batch_loss with trim) and cuts batches in two by length, run one after the
+ * other or on two threads with a twin of the model (seq2seq_exec_backward): the loss and every
+ * parameter gradient must equal those of the full, padded batch, for the Transformer (source and
+ * target trimmed) and for lab03's GRU with
  * additive attention (target only: its decoder starts from the encoder state after the padding,
  * so trimming the source there must change the loss — checked too); and lab03's decoder, which
  * also drops the rows whose target has ended (packing), against the exercises' readable path. */
@@ -15,6 +16,7 @@
 #include "../../common/nn.h"
 #include "../../common/rng.h"
 #include "../../common/seq2seq.h"
+#include "../../common/step.h"
 #include "../test.h"
 #include "lab02/lab02.h"
 #include "lab03/lab03.h"
@@ -24,6 +26,7 @@ enum { SV = 13, TV = 11, BN = 4, T = 8, PAD = 1, BOS = 2 };
 /* R rows of num_steps T with the given valid lengths: made-up ids, then padding. */
 static NmtBatch batch_of(int R, const float *xvl, const float *yvl) {
   NmtBatch b = {.size = R};
+  for (int r = 0; r < R; r++) b.num_tokens += (long)yvl[r];
   b.X = tensor_new(2, (const int[]){R, T});              /* (batch, num_steps) */
   b.Y = tensor_new(2, (const int[]){R, T});              /* (batch, num_steps) */
   b.X_valid_len = tensor_from(1, (const int[]){R}, xvl); /* (batch) */
@@ -89,7 +92,7 @@ static void check_trim_is_exact(Seq2SeqModel *m) {
   free(gt);
 }
 
-/* A batch of 64 rows, lengths spread over 1..T: seq2seq_batch_backward cuts it by length. */
+/* A batch of 64 rows, lengths spread over 1..T: seq2seq_exec_backward cuts it by length. */
 static NmtBatch long_batch(void) {
   enum { R = 64 };
   float xvl[R], yvl[R];
@@ -100,13 +103,12 @@ static NmtBatch long_batch(void) {
   return batch_of(R, xvl, yvl);
 }
 
-/* The loss and gradients of long_batch through seq2seq_batch_backward, and its products' flops. */
-static double batch_backward(Seq2SeqModel *m, bool token_mean, bool split, Seq2SeqTwin *twin,
-                             float *g, double *flops) {
+/* The loss and gradients of long_batch run the given way, and its products' flops. */
+static double batch_backward(Seq2SeqModel *m, Seq2SeqExec *e, float *g, double *flops) {
   NmtBatch b = long_batch();
   paramset_zero_grad(m->ps);
   const double f0 = gemm_flops();
-  const double l = seq2seq_batch_backward(m, &b, T, BOS, token_mean, split, twin);
+  const double l = seq2seq_exec_backward(e, &b);
   *flops = gemm_flops() - f0;
   memcpy(g, m->ps->grad, sizeof(float) * (size_t)m->ps->total);
   ag_step_reset();
@@ -115,31 +117,40 @@ static double batch_backward(Seq2SeqModel *m, bool token_mean, bool split, Seq2S
 
 /* Cut in two by length or whole: the same loss and gradients (tolerance as above), and the cut
  * batch does fewer flops (so it was cut); then the two parts at once on two threads, the second
- * on the model's twin: the same again, and the twin's parameters are the model's values. */
+ * on the model's twin: the same again, and the twin's parameters are the model's values. Building
+ * the twin leaves the program's generator where it was (its init draws from its own). */
 static void check_split_is_exact(Seq2SeqModel *m) {
   paramset_pack(m->ps);
   const long n = m->ps->total;
   float *gw = malloc(sizeof(float) * (size_t)n), *gs = malloc(sizeof(float) * (size_t)n);
-  Seq2SeqTwin *twin = seq2seq_twin_new(m);
-  CHECK(twin != NULL);
-  if (twin) {
-    CHECK(twin->m.ps->total == n && twin->m.ps->grad != m->ps->grad);
-    CHECK(twin->m.ps->items[0]->data == m->ps->items[0]->data);
-  }
-  for (int token_mean = 0; token_mean < 2; token_mean++)
-    for (int threads = 1; threads <= (twin ? 2 : 1); threads++) {
+  for (int token_mean = 0; token_mean < 2; token_mean++) {
+    Seq2SeqExec *whole = seq2seq_exec_new(m, T, BOS, token_mean, SEQ2SEQ_RUN_WHOLE);
+    const Rng before = g_rng;
+    Seq2SeqExec *ways[2] = {seq2seq_exec_new(m, T, BOS, token_mean, SEQ2SEQ_RUN_PARTS),
+                            seq2seq_exec_new(m, T, BOS, token_mean, SEQ2SEQ_RUN_TWIN)};
+    CHECK(memcmp(&before, &g_rng, sizeof before) == 0);
+    const ParamSet *tps = seq2seq_exec_twin_params(ways[1]);
+    CHECK(seq2seq_exec_twin_params(ways[0]) == NULL && tps != NULL);
+    if (tps) {
+      CHECK(tps->total == n && tps->grad != m->ps->grad);
+      CHECK(tps->items[0]->data == m->ps->items[0]->data);
+    }
+    for (int w = 0; w < 2; w++) {
       double fw, fs;
-      const double lw = batch_backward(m, token_mean, false, NULL, gw, &fw);
-      const double ls = batch_backward(m, token_mean, true, threads == 2 ? twin : NULL, gs, &fs);
+      const double lw = batch_backward(m, whole, gw, &fw);
+      const double ls = batch_backward(m, ways[w], gs, &fs);
       CHECK(isfinite(lw) && lw > 0);
       CHECK_NEAR(ls, lw, 1e-5 * fabs(lw));
       CHECK(fs < 0.9 * fw);
       char what[128];
-      snprintf(what, sizeof what, "%s cut vs whole, token_mean %d, %d thread(s)", m->name,
-               token_mean, threads);
+      snprintf(what, sizeof what, "%s cut vs whole, token_mean %d, %s", m->name, token_mean,
+               w ? "two threads (twin)" : "one thread");
       check_grads_match(__LINE__, what, gw, gs, n);
     }
-  seq2seq_twin_free(twin);
+    seq2seq_exec_free(whole);
+    seq2seq_exec_free(ways[0]);
+    seq2seq_exec_free(ways[1]);
+  }
   free(gw);
   free(gs);
 }
@@ -157,7 +168,7 @@ TEST(seq2seq_trim_transformer_same_loss_and_gradients) {
   Transformer t;
   Transformer_init(&t, &ps, &cfg);
   Seq2SeqModel m = Transformer_model(&t, &ps);
-  CHECK(m.encoder_ignores_padding);
+  CHECK(m.exec.encoder_ignores_padding);
   check_trim_is_exact(&m);
   check_split_is_exact(&m);
   Transformer_free(&t);
@@ -175,20 +186,20 @@ TEST(seq2seq_trim_gru_target_only) {
   BahdanauNet net;
   BahdanauNet_init(&net, RNN_GRU, ATTN_ADDITIVE, SV, TV, 8, 16, 2, 0);
   Seq2SeqModel m = BahdanauNet_model(&net);
-  CHECK(!m.encoder_ignores_padding);
+  CHECK(!m.exec.encoder_ignores_padding);
   check_trim_is_exact(&m);
   check_split_is_exact(&m);
   /* Why the GRU's source is kept whole: its decoder starts from the state after the padding. */
   float *g = malloc(sizeof(float) * (size_t)m.ps->total); /* packed by the check above */
   const float whole = loss_and_grads(&m, true, g);
-  m.encoder_ignores_padding = true;
+  m.exec.encoder_ignores_padding = true;
   const float cut = loss_and_grads(&m, true, g);
   CHECK(fabsf(cut - whole) > 1e-4f * fabsf(whole));
   free(g);
   BahdanauNet_free(&net);
 }
 
-/* lab03's decoder packs (forward_packed: a row stops at its target's end) and both of its nets
+/* lab03's decoder packs (exec.forward_packed: a row stops at its target's end) and both of its nets
  * take layer 0's input projection from the projected embedding table. Against the exercises'
  * readable path, which does neither, on rows sorted by target length as the trainer passes
  * them: the same loss and gradients, for both cells and both attentions; and packing does fewer
@@ -210,7 +221,7 @@ TEST(seq2seq_pack_rnn_decoder_matches_readable_path) {
       BahdanauNet_init(&net, kind ? RNN_LSTM : RNN_GRU, attn ? ATTN_DOT : ATTN_ADDITIVE, SV, TV,
                        8, 16, 2, 0); /* dropout 0: every path draws the same (no) masks */
       Seq2SeqModel m = BahdanauNet_model(&net);
-      CHECK(m.forward_packed != NULL);
+      CHECK(m.exec.forward_packed != NULL);
       paramset_pack(m.ps);
       const long n = m.ps->total;
       float *gr = malloc(sizeof(float) * (size_t)n), *gp = malloc(sizeof(float) * (size_t)n);
@@ -227,9 +238,9 @@ TEST(seq2seq_pack_rnn_decoder_matches_readable_path) {
       }
       const float lr = sorted_loss_and_grads(&m, false, gr, &fr); /* readable, whole */
       BahdanauNet_set_reference(&net, false);
-      m.forward_packed = NULL;
+      m.exec.forward_packed = NULL;
       sorted_loss_and_grads(&m, true, gp, &fu); /* fused, trimmed, not packed: its flops */
-      m.forward_packed = BahdanauNet_model(&net).forward_packed;
+      m.exec.forward_packed = BahdanauNet_model(&net).exec.forward_packed;
       const float lp = sorted_loss_and_grads(&m, true, gp, &fp); /* fused, trimmed, packed */
       CHECK(isfinite(lr) && lr > 0);
       CHECK_NEAR(lp, lr, 1e-5 * fabs(lr)); /* the same sums, rounded in another order */
