@@ -102,7 +102,6 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   const int bos = vocab_idx(d->tgt_vocab, "<bos>");
   /* how each batch's forward and backward run (step.h): the same gradients every way */
   Seq2SeqExec *exec = seq2seq_exec_new(m, d->num_steps, bos, cfg->token_mean, SEQ2SEQ_RUN_BEST);
-  ag_set_release_grads(true); /* only the parameters' gradients are read after backward */
   int rc = 0;
   for (int ep = 0; ep < epochs && rc == 0; ep++) {
     const double t0 = now_seconds();
@@ -120,7 +119,6 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     }
     rc = train_log_epoch(&log, ep, now_seconds() - t0, loss_sum, num_tokens);
   }
-  ag_set_release_grads(false);
   seq2seq_exec_free(exec);
   nmt_iter_free(&it);
   Adam_free(&opt);

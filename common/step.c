@@ -308,7 +308,10 @@ static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, i
   /* d2l 1.0 averages over the valid tokens: its l is mean CE over tokens, so the summed
    * per-sequence loss (each a mean over num_steps) is rescaled to that. */
   if (token_scale != 1.0f) ls = t_scale(ls, token_scale);
+  /* only the parameters' gradients are read after backward: the others' memory is reused */
+  ag_set_release_grads(true);
   ag_backward(ls); /* the parameters' gradients add up over the parts */
+  ag_set_release_grads(false);
   return ls_host;
 }
 

@@ -66,9 +66,10 @@ typedef struct Seq2SeqExec Seq2SeqExec;
 Seq2SeqExec *seq2seq_exec_new(Seq2SeqModel *m, int num_steps, int bos, bool token_mean,
                               Seq2SeqRun run);
 void seq2seq_exec_free(Seq2SeqExec *e);
-/* Forward, loss and backward of batch b: the gradients of its loss are added into the model's.
- * The arena may be rewound between parts, so b is gone after the call. Returns the summed
- * per-sequence loss (the book's metric). */
+/* Forward, loss and backward of batch b: the gradients of its loss are added into the model's
+ * (the intermediate gradients are released as backward goes: ag_set_release_grads). The arena
+ * may be rewound between parts, so b is gone after the call. Returns the summed per-sequence
+ * loss (the book's metric). */
 double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b);
 /* The twin's parameters (values shared with the model's, gradients its own), NULL without one. */
 const ParamSet *seq2seq_exec_twin_params(const Seq2SeqExec *e);
