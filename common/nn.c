@@ -119,70 +119,48 @@ Tensor *Dropout_forward(const Dropout *d, Tensor *x, bool training) {
 
 /* ---------- the GELU MLP, with a recompute (memory) ---------- */
 
-/* Recomputing H = dropout1(GELU(A)) for dense2's backward (see gelu_mlp_forward). This node sits
- * on the tape right after dense2's, so its backward runs just before dense2's: it rebuilds H's
- * values from A and dropout1's saved mask (t_dropout keeps the mask in aux, the scale in
- * farg[0]) with the same two expressions t_gelu and t_dropout evaluate, so the same bits, and
- * passes its gradient on to Z unchanged. Device memory is touched only through kernels. */
+/* What rebuilding dropout1(GELU(A)) takes: dense1's output, still held, and the generator as
+ * dropout1 found it, replayed so that its mask comes out the same. */
 typedef struct {
-  Tensor *A, *H; /* dense1's output, dropout1's output (values released after the forward) */
-} MlpRecompute;
+  Tensor *A;
+  const Dropout *dropout1;
+  bool training;
+  Rng draws;
+} MlpHidden;
 
-static void mlp_recompute_backward(Tensor *out) {
-  const MlpRecompute *r = out->aux;
-  bool grad_on = ag_grad_enabled();
-  ag_set_grad_enabled(false);
-  Tensor *G = t_gelu(r->A); /* (..., mlp_num_hiddens) */
-  ag_set_grad_enabled(grad_on);
-  /* dropout's backward kernel, fresh, is x * (keep ? scale : 0): the forward's expression */
-  KERNEL(out->device, dropout_grad, G->data, G->data, r->H->aux, r->H->farg[0], G->size, true);
-  r->H->data = G->data;
-  KERNEL(out->device, acc, tensor_grad(out->in[0]), out->grad, out->size);
+/* Hand back values no backward reads (a big arena block; arena_release). */
+static void release_values(Tensor *t) {
+  if (arena_release(t->data)) t->data = NULL;
 }
 
-static size_t g_recompute_min = 8u << 20;
-
-size_t gelu_mlp_set_recompute_min(size_t bytes) {
-  size_t old = g_recompute_min;
-  g_recompute_min = bytes;
-  return old;
+static Tensor *mlp_hidden_again(void *arg) {
+  const MlpHidden *h = arg;
+  Rng replay = h->draws, *was = rng_current();
+  rng_use(&replay);
+  Tensor *G = t_gelu(h->A); /* (..., mlp_num_hiddens) */
+  Tensor *H = Dropout_forward(h->dropout1, G, h->training);
+  rng_use(was);
+  if (H != G) release_values(G);
+  return H;
 }
 
 Tensor *gelu_mlp_forward(const Linear *dense1, const Dropout *dropout1, const Linear *dense2,
                          const Dropout *dropout2, Tensor *X, bool training) {
   Tensor *A = Linear_forward(dense1, X); /* (..., mlp_num_hiddens) */
+  MlpHidden *hid = arena_alloc(sizeof *hid);
+  *hid = (MlpHidden){A, dropout1, training, *rng_current()};
   Tensor *G = t_gelu(A);
   Tensor *H = Dropout_forward(dropout1, G, training);
   Tensor *Z = Linear_forward(dense2, H); /* (..., h) */
-  /* eval, no dropout, or activations too small to be worth a second GELU pass: plain */
-  if (H == G || !ag_needs_grad(Z, NULL, NULL) || !H->aux ||
-      sizeof(float) * (size_t)G->size < g_recompute_min)
-    return Dropout_forward(dropout2, Z, training);
-  /* Memory (the book ViT preset's MLP activations are 4736 x 2048, 39 MB each): no backward
-   * reads the values of G (GELU's backward reads A, dropout's its mask) or of Z (a linear
-   * layer's backward reads its input), and H's are rebuilt from A and the mask just before
-   * dense2's backward needs them (mlp_recompute_backward; the cost is one GELU pass). So once
-   * the forward is past them their buffers go back to the arena for the rest of the step. */
-  Tensor *R = arena_calloc(sizeof *R); /* Z's values, with the recompute node on the tape */
-  R->data = Z->data;
-  R->ndim = Z->ndim;
-  memcpy(R->shape, Z->shape, sizeof R->shape);
-  R->size = Z->size;
-  R->device = Z->device;
-  R->name = "gelu_mlp_recompute";
-  MlpRecompute *rc = arena_alloc(sizeof *rc);
-  *rc = (MlpRecompute){A, H};
-  R->aux = rc;
-  ag_record(R, mlp_recompute_backward, Z, NULL, NULL);
+  /* Memory (the book ViT preset's hidden activations are 4736 x 2048, 39 MB each): H's values
+   * are read by dense2's backward only, so they are rebuilt just before it (one GELU and one
+   * dropout pass) instead of kept through the step. */
+  Tensor *R = t_recompute(Z, H, mlp_hidden_again, hid);
   Tensor *out = Dropout_forward(dropout2, R, training);
-  /* each pointer is cleared with its release: a released block may be handed out again */
-  arena_release(G->data);
-  G->data = NULL;
-  arena_release(H->data);
-  H->data = NULL; /* until mlp_recompute_backward rebuilds it */
-  if (out != R) {
-    arena_release(Z->data);
-    Z->data = R->data = NULL;
+  if (R != Z) { /* no backward reads G's values (GELU's reads A, dropout's its mask), nor Z's
+                 * once dropout2 has made its own */
+    if (G != H) release_values(G);
+    if (out != R) release_values(Z), R->data = Z->data;
   }
   return out;
 }

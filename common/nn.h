@@ -57,7 +57,7 @@ int checkpoint_save(ParamSet *ps, const char *tag, const char *path, char *err,
  * missing or mismatched tensor); ps is only modified when the whole file checked out. */
 int checkpoint_load(ParamSet *ps, const char *tag, const char *path, char *err, size_t errlen);
 
-/* ---------- init (seeded rng) ---------- */
+/* ---------- init (seeded: they draw from this thread's generator, rng_current) ---------- */
 void init_xavier_uniform(Tensor *W, int fan_in, int fan_out);
 void init_xavier_normal(Tensor *W, int fan_in, int fan_out);
 void init_uniform(Tensor *W, float lo, float hi);
@@ -99,15 +99,11 @@ Tensor *Dropout_forward(const Dropout *d, Tensor *x, bool training);
 
 /* dense1 - GELU - dropout1 - dense2 - dropout2 (the ViT's MLP): X (..., in) -> (..., out). The
  * same numbers as the plain composition; in training, when the hidden activations are large
- * (at least gelu_mlp_recompute_min bytes), it releases the GELU and dense2 outputs after the
- * forward and recomputes dropout1's output just before dense2's backward (one GELU pass): the
- * book ViT preset's peak memory drops by two 39 MB buffers per block. */
+ * (t_recompute's threshold, ops.h), it hands the GELU, dropout1 and dense2 outputs back after the
+ * forward and rebuilds dropout1's output just before dense2's backward: the book ViT preset's
+ * peak memory drops by two 39 MB buffers per block. */
 Tensor *gelu_mlp_forward(const Linear *dense1, const Dropout *dropout1, const Linear *dense2,
                          const Dropout *dropout2, Tensor *X, bool training);
-/* The recompute's threshold (default 8 MB: the book preset's 39 MB activations recompute, the
- * CPU preset's 1.1 MB do not, where the saving is small and the extra GELU pass was ~4% of a
- * step). Returns the previous value; the tests set 0 to exercise the recompute on small sizes. */
-size_t gelu_mlp_set_recompute_min(size_t bytes);
 
 /* ---------- optimizers (optim.c) ---------- */
 typedef struct SGD {

@@ -82,4 +82,17 @@ Tensor *t_patchify(Tensor *images, int p);
 Tensor *t_copy(Tensor *x);       /* differentiable copy */
 Tensor *t_detach(Tensor *x);     /* same data, no gradient */
 
+/* ---------- recompute (ops/recompute.c) ---------- */
+/* Memory for a second pass. x is an activation whose values only the backward of y's op reads
+ * (say x the input of the linear layer that made y). t_recompute hands x's values back to the
+ * arena now and returns y's values (the same buffer) recorded right after y, so its backward
+ * runs just before y's: there it calls rebuild(ctx), grad off, which must compute x again (the
+ * same ops on inputs still held; a dropout among them replays its generator, see rng_use), points
+ * x at the result and passes the gradient on to y. Where x is below t_recompute_set_min's bytes
+ * (default 8 MB), or nothing needs a gradient, it returns y and x keeps its values. */
+typedef Tensor *(*RecomputeFn)(void *ctx);
+Tensor *t_recompute(Tensor *y, Tensor *x, RecomputeFn rebuild, void *ctx);
+/* Sets the size from which t_recompute releases (tests set 0); returns the previous one. */
+size_t t_recompute_set_min(size_t bytes);
+
 #endif

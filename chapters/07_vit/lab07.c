@@ -33,6 +33,8 @@ for a GPU or a patient CPU (about 8 minutes an epoch on two cores). Figures go t
 #include "../../common/rng.h"
 #include "../../common/util.h"
 #include "vit.h"
+#include "vit_cls_only.h"
+#include "vit_step.h"
 
 /* A training configuration. */
 typedef struct Preset {
@@ -49,12 +51,18 @@ static const Preset PRESETS[] = {
     {"d2l", 96, 16, 512, 2048, 8, 2, 0.1f, 0.1f, 0.1f, 128, 10},
 };
 
+/* The book's Classifier.loss: the mean cross-entropy of logits (n, 10) against labels y (n). */
+static Tensor *vit_loss(Tensor *logits, Tensor *y) {
+  return t_mean_all(t_cross_entropy(logits, y, NULL)); /* (1) */
+}
+
 /* Mean loss and accuracy of the model on n images of d (in batches, no gradient, eval mode). */
 typedef struct EvalResult {
   double loss, acc;
 } EvalResult;
 
-static EvalResult evaluate(ViT *net, const FashionMNIST *d, int n, int size, int batch) {
+static EvalResult evaluate(ViT *net, ViTForwardFn forward, const FashionMNIST *d, int n, int size,
+                           int batch) {
   double loss_sum = 0;
   long correct = 0;
   bool save = ag_grad_enabled();
@@ -68,7 +76,7 @@ static EvalResult evaluate(ViT *net, const FashionMNIST *d, int n, int size, int
     const float *y = yh->data;
     Tensor *Xt = tensor_to(Xh, tensor_default_device());
     Tensor *yt = tensor_to(yh, tensor_default_device());
-    Tensor *logits = NEED(ViT_forward(net, Xt, false), "evaluating the ViT"); /* (bs, 10) */
+    Tensor *logits = NEED(forward(net, Xt, false), "evaluating the ViT"); /* (bs, 10) */
     Tensor *l = t_cross_entropy(logits, yt, NULL);                    /* (bs) */
     const float *lh = host_read(l), *lg = host_read(logits); /* what the metrics count */
     for (int b = 0; b < bs; b++) {
@@ -205,11 +213,12 @@ zero and the positional embeddings at $\mathcal N(0, 0.02^2)$; every linear laye
 PyTorch's default $\mathcal U(\pm 1/\sqrt{\text{fan-in}})$.
 
 Since only the `<cls>` output is classified, the last block's other outputs are never read: the
-book computes them anyway. `ViT_forward` runs the last block for the `<cls>` row alone — its
-query against every row's keys and values, then its residual, norm and MLP — which is 0.62 of
-the book preset's arithmetic per step, with the same logits and gradients. It first checks, once,
-that your `ViTBlock_forward` gives the same `<cls>` row; a block written differently (try
-post-norm) runs in full on every row, and the lab says so.
+book computes them anyway. The lab trains with a forward pass that runs the last block for the
+`<cls>` row alone — its query against every row's keys and values, then its residual, norm and
+MLP — which is 0.62 of the book preset's arithmetic per step, with the same logits and
+gradients (`chapters/07_vit/vit_cls_only.c`). It first checks, on a few training images, that
+your `ViTBlock_forward` gives the same `<cls>` row; a block written differently (try post-norm)
+runs in full on every row, through `ViT_forward`, and the lab says so.
   */
   ParamSet ps = {0};
   ViT net;
@@ -233,9 +242,9 @@ original `*-ubyte.gz` files (`common/fashion_mnist.c` checks their headers, size
 scaled to $[0, 1]$, and — when the preset asks for another size — resized bilinearly as
 `torchvision`'s `Resize` does. The trainer is the book's: minibatch SGD on the mean
 cross-entropy, the training set reshuffled every epoch, and after each epoch the validation
-loss and accuracy. A batch trains as two halves whose gradients add up to the batch's; for a
-small model on a two-core machine they run side by side, the second on a twin of the model that
-reads the same weights (`ViT_batch_backward` in `vit.c`).
+loss and accuracy. How a batch's forward, loss and backward are executed is
+`vit_step_backward`'s business (`chapters/07_vit/vit_step.c`): for a small model on a two-core
+machine the batch runs as two halves side by side, with gradients that add up to the batch's.
   */
   char err[1024];
   FashionMNIST train, test;
@@ -245,6 +254,14 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
          train.cols);
 
   const int S = cfg.img_size, BS = cfg.batch_size;
+  ViTForwardFn forward;
+  { /* ViT_forward, or the <cls>-only last block where it agrees with yours on 4 images */
+    Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){4, 1, S, S}); /* (4, 1, S, S) */
+    Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){4});          /* (4) */
+    fashion_mnist_batch(&train, NULL, 0, 4, S, Xh->data, yh->data);
+    forward = ViT_forward_choose(&net, tensor_to(Xh, tensor_default_device()));
+    ag_step_reset();
+  }
   const int batches_per_epoch = (train.n + BS - 1) / BS;
   int epochs = cfg.epochs;
   if (steps > 0 && (steps + batches_per_epoch - 1) / batches_per_epoch < epochs)
@@ -269,7 +286,7 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
   /* only the parameters' gradients are read after backward: each activation's gradient buffer
    * is reused once its node is done (the book preset's peak RSS 1.56 GB -> see make bench) */
   ag_set_release_grads(true);
-  ViTTwin *twin = ViT_twin_pays(&net) ? ViT_twin_new(&net, &ps) : NULL;
+  ViTStep *stepper = vit_step_new(&net, &ps, forward, vit_loss);
   for (int epoch = 0; epoch < epochs && (steps == 0 || step < steps); epoch++) {
     int *order = fashion_mnist_order(train.n, &g_rng);
     double loss_sum = 0, part_sum = 0;
@@ -280,10 +297,8 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
       Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){bs, 1, S, S}); /* (bs, 1, S, S) */
       Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});          /* (bs) */
       fashion_mnist_batch(&train, order, start, bs, S, Xh->data, yh->data); /* straight in */
-      /* forward, the mean cross-entropy and backward; a small model's batch in two halves,
-       * side by side where two threads run (ViT_batch_backward in vit.c) */
       paramset_zero_grad(&ps);
-      double lv = ViT_batch_backward(&net, &ps, twin, Xh->data, yh->data, bs, 1, S);
+      double lv = vit_step_backward(stepper, Xh->data, yh->data, bs, 1, S); /* forward, loss, backward */
       SGD_step(&trainer);
       ag_step_reset();
       if (step == 0) first_step_time = now_seconds() - t0, first_step_images = bs;
@@ -306,7 +321,7 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
     free(order);
     train_time += dt;
     train_images += seen;
-    EvalResult ev = evaluate(&net, &test, n_val, S, BS);
+    EvalResult ev = evaluate(&net, forward, &test, n_val, S, BS);
     train_loss[epoch] = loss_sum / (seen ? seen : 1);
     val_loss[epoch] = ev.loss;
     val_acc[epoch] = ev.acc;
@@ -321,7 +336,7 @@ reads the same weights (`ViT_batch_backward` in `vit.c`).
     fflush(stdout);
   }
   ag_set_release_grads(false);
-  ViT_twin_free(twin);
+  vit_step_free(stepper);
   figure_saved(curve_base, animator_close(animator));
   free(curve_base);
   const double ips = train_time > 0 ? train_images / train_time : 0;
@@ -367,7 +382,7 @@ scale.
   {
     ag_set_grad_enabled(false);
     Tensor *Xt = tensor_from(4, (const int[]){ns, 1, S, S}, imgs);
-    Tensor *logits = NEED(ViT_forward(&net, Xt, false), "predicting"); /* (ns, 10) */
+    Tensor *logits = NEED(forward(&net, Xt, false), "predicting"); /* (ns, 10) */
     const float *lg = host_read(logits);
     for (int b = 0; b < ns; b++) {
       const float *row = lg + (long)b * 10;
@@ -377,7 +392,7 @@ scale.
     }
     const int H = cfg.num_heads, steps_n = np + 1;
     for (int k = 0; k < cfg.num_blks; k++) {
-      /* (ns*H, n+1, n+1); the last block's (ns*H, 1, n+1): it computes the <cls> query only */
+      /* (ns*H, n+1, n+1); the last block's (ns*H, 1, n+1) where it computes the <cls> query only */
       const Tensor *Wt = net.blks[k].attention.attention.attention_weights;
       const float *W = host_read(Wt);
       const int nq = Wt->shape[1];

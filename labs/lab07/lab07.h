@@ -52,14 +52,6 @@ typedef struct ViT {
   LayerNorm head_ln;     /* head = LayerNorm + Linear on the <cls> output */
   Linear head;           /* (num_hiddens, num_classes) */
   bool mean_pool;        /* challenge: classify the mean of the patch outputs instead of <cls> */
-  int last_cls_only;     /* vit.c: the last block on the <cls> row only; 0 until checked
-                            against ViTBlock_forward, then 1 (in use) or -1 (every row) */
-  struct {               /* ViT_init's arguments: a training twin is built from them */
-    int img_size, patch_size, in_channels, num_hiddens, mlp_num_hiddens, num_heads, num_blks;
-    float emb_dropout, blk_dropout;
-    bool use_bias;
-    int num_classes;
-  } cfg;
 } ViT;
 /* Exercise 7.3 — the <cls> + position step. patches (batch, num_patches, num_hiddens) ->
  * (batch, num_patches + 1, num_hiddens): prepend cls_token to every example, add

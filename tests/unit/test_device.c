@@ -281,7 +281,7 @@ TEST(device_bahdanau_gru_and_lstm_training_steps_match_cpu) {
 
 /* One training step of the ViT's MLP (gelu_mlp_forward: dense - GELU - dropout - dense -
  * dropout) with ag_set_release_grads on, on device dev: the MLP releases its GELU and dense2
- * outputs and recomputes dropout1's output from dropout's saved mask during backward, and
+ * outputs and rebuilds dropout1's output during backward (t_recompute), and
  * activations of 1 MB and more (64 x 4096 floats) come from the arena's own blocks, released
  * mid-backward. All of it must go through the backend table. Returns the loss and the
  * parameters' gradients (host copies). */
@@ -314,7 +314,7 @@ static void mlp_step_on(Device dev, float *loss, float *g, long *n) {
 
 TEST(device_vit_mlp_recompute_and_release_match_cpu) {
   install_test_device();
-  size_t recompute_min = gelu_mlp_set_recompute_min(0); /* 1 MB activations: recompute them */
+  size_t recompute_min = t_recompute_set_min(0); /* 1 MB activations: recompute them */
   static float g_cpu[300000], g_dev[300000];
   float l_cpu = 0, l_dev = 1;
   long n_cpu = 0, n_dev = 0;
@@ -327,5 +327,5 @@ TEST(device_vit_mlp_recompute_and_release_match_cpu) {
   for (long i = 0; i < n_cpu; i++) nonzero += g_cpu[i] != 0;
   CHECK(nonzero > n_cpu / 2); /* the comparison below is not one of zeros */
   CHECK_CLOSE(g_dev, g_cpu, n_cpu, 0, 0); /* the same kernels in the same order: bit for bit */
-  gelu_mlp_set_recompute_min(recompute_min);
+  t_recompute_set_min(recompute_min);
 }

@@ -19,7 +19,8 @@
 #include "../../common/rng.h"
 #include "../golden_io.h"
 #include "../test.h"
-#include "../../chapters/07_vit/vit.h"
+#include "../../chapters/07_vit/vit_cls_only.h"
+#include "../../chapters/07_vit/vit_step.h"
 
 #define GOLDEN07 "tests/golden/lab07_reference.txt"
 
@@ -440,10 +441,10 @@ TEST(lab07_cls_and_positions_values) {
 
 /* ---------------------------------------------------------------- golden: the book's ViT */
 
-TEST(lab07_golden_vit_against_pytorch) {
-  if (!have_lab07("lab07_golden_vit_against_pytorch")) return;
-  Golden ref;
-  if (!golden_open(&ref, GOLDEN07, "tests/golden/lab07_reference.py")) return;
+/* The tiny ViT of tests/golden/lab07_reference.py through `forward` (ViT_forward, the book's
+ * pass, or ViT_forward_cls_only, its stand-in): logits, loss, the last block's attention and
+ * every parameter gradient against PyTorch's. */
+static void golden_vit(Golden *ref, ViTForwardFn forward) {
   ParamSet ps = {0};
   ViT m;
   ViT_init(&m, &ps, 8, 4, 1, 8, 12, 2, 2, 0.0f, 0.0f, false, 10);
@@ -451,24 +452,30 @@ TEST(lab07_golden_vit_against_pytorch) {
     golden_fill(ps.items[j]->data, ps.items[j]->size, 0.3 + 0.07 * j, 0.1 * j, 0.5);
   Tensor *X = golden_gen(4, (const int[]){2, 1, 8, 8}, 0.23, 0.1, 1.0);
   Tensor *y = tensor_from(1, (const int[]){2}, (const float[]){3, 7});
-  Tensor *logits = ViT_forward(&m, X, false); /* (2, 10) */
+  /* the stand-in is chosen against the block of this build (the solutions' in the tests) */
+  CHECK(ViT_forward_choose(&m, X) == ViT_forward_cls_only);
+  ag_step_reset();
+  X = golden_gen(4, (const int[]){2, 1, 8, 8}, 0.23, 0.1, 1.0);
+  y = tensor_from(1, (const int[]){2}, (const float[]){3, 7});
+  Tensor *logits = forward(&m, X, false); /* (2, 10) */
   Tensor *loss = t_mean_all(t_cross_entropy(logits, y, NULL));
   ag_backward(loss);
   /* float32 through two blocks vs torch's float32 (different summation orders): 1e-5 */
-  golden_check(&ref, "logits", logits->data, logits->size, 1e-5, 1e-4);
-  golden_check(&ref, "loss", loss->data, 1, 1e-5, 0);
-  /* The last block computes the <cls> query only (vit.c): its weights are the golden's row 0. */
-  CHECK(m.last_cls_only == 1);
-  const Tensor *att = m.blks[1].attention.attention.attention_weights; /* (4, 1, 5) */
+  golden_check(ref, "logits", logits->data, logits->size, 1e-5, 1e-4);
+  golden_check(ref, "loss", loss->data, 1, 1e-5, 0);
+  /* the last block's weights (4, 5, 5); the stand-in computes the <cls> query's row only */
+  const Tensor *att = m.blks[1].attention.attention.attention_weights;
+  const int nq = forward == ViT_forward_cls_only ? 1 : 5;
   long na = 0;
-  float *ga = golden_record(&ref, "attention_last", &na); /* (4, 5, 5) */
-  CHECK(att != NULL && att->ndim == 3 && att->shape[0] == 4 && att->shape[1] == 1 &&
+  float *ga = golden_record(ref, "attention_last", &na); /* (4, 5, 5) */
+  CHECK(att != NULL && att->ndim == 3 && att->shape[0] == 4 && att->shape[1] == nq &&
         att->shape[2] == 5 && na == 100);
-  if (att && ga && att->size == 20 && na == 100) {
-    float row0[20];
+  if (att && ga && att->size == 4 * nq * 5 && na == 100) {
+    float rows[100];
     for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 5; j++) row0[i * 5 + j] = ga[i * 25 + j];
-    check_close_(__FILE__, __LINE__, "attention_last <cls> rows", att->data, row0, 20, 1e-6, 1e-5);
+      for (int q = 0; q < nq; q++)
+        for (int j = 0; j < 5; j++) rows[(i * nq + q) * 5 + j] = ga[(i * 5 + q) * 5 + j];
+    check_close_(__FILE__, __LINE__, "attention_last", att->data, rows, att->size, 1e-6, 1e-5);
   }
   free(ga);
   if (ps.n != 32) test_fail(__FILE__, __LINE__, "ViT has %d parameter tensors, the golden 32", ps.n);
@@ -476,7 +483,7 @@ TEST(lab07_golden_vit_against_pytorch) {
     char name[32];
     snprintf(name, sizeof name, "grad.%d", j);
     long n;
-    float *w = golden_record(&ref, name, &n);
+    float *w = golden_record(ref, name, &n);
     Tensor *p = ps.items[j];
     if (!w) continue;
     if (n != p->size || !p->grad)
@@ -486,23 +493,69 @@ TEST(lab07_golden_vit_against_pytorch) {
       check_close_(__FILE__, __LINE__, p->name, p->grad, w, n, 1e-5, 1e-4);
     free(w);
   }
+  ag_step_reset();
+  ViT_free(&m);
+  paramset_free(&ps);
+}
+
+TEST(lab07_golden_vit_against_pytorch) {
+  if (!have_lab07("lab07_golden_vit_against_pytorch")) return;
+  Golden ref;
+  if (!golden_open(&ref, GOLDEN07, "tests/golden/lab07_reference.py")) return;
+  golden_vit(&ref, ViT_forward);          /* the book's forward: every block on every row */
+  golden_vit(&ref, ViT_forward_cls_only); /* the last block on the <cls> row (vit_cls_only.c) */
   /* bilinear resize vs F.interpolate(align_corners=False): float rounding only */
   Tensor *img = golden_gen(2, (const int[]){5, 7}, 0.37, 0.2, 1.0);
   float out[36]; /* (9, 4) */
   bilinear_resize(img->data, 5, 7, out, 9, 4);
   golden_check(&ref, "resize_5x7_to_9x4", out, 36, 1e-6, 1e-6);
   golden_close(&ref);
+}
+
+/* ---------------------------------------------------------------- the <cls>-only stand-in */
+
+/* A block written another way (post-norm, lab06's order): its <cls> row is not the pre-norm
+ * block's, so the stand-in must not be used. */
+static Tensor *post_norm_block(ViTBlock *blk, Tensor *X, Tensor *valid_lens, bool training) {
+  Tensor *A = MultiHeadAttention_forward(&blk->attention, X, X, X, valid_lens, training);
+  if (!A) return NULL;
+  Tensor *Y = LayerNorm_forward(&blk->ln1, t_add(X, A));
+  return LayerNorm_forward(&blk->ln2, t_add(Y, ViTMLP_forward(&blk->mlp, Y, training)));
+}
+
+TEST(lab07_cls_only_checks_the_block_it_stands_in_for) {
+  if (!have_lab07("lab07_cls_only_checks_the_block_it_stands_in_for")) return;
+  ParamSet ps = {0};
+  ViT m;
+  rng_seed(5);
+  ViT_init(&m, &ps, 8, 4, 1, 8, 12, 2, 2, 0.1f, 0.1f, false, 10);
+  Tensor *X = golden_gen(4, (const int[]){4, 1, 8, 8}, 0.31, 0.2, 1.0); /* (4, 1, 8, 8) */
+  const uint64_t before = g_rng.s[0];
+  CHECK(ViT_cls_only_agrees(&m, X, ViTBlock_forward));
+  CHECK(!ViT_cls_only_agrees(&m, X, post_norm_block)); /* prints its one line */
+  CHECK(g_rng.s[0] == before);                          /* the check draws nothing */
+  m.mean_pool = true; /* mean pooling reads every row: the book's pass */
+  CHECK(ViT_forward_choose(&m, X) == ViT_forward);
+  m.mean_pool = false;
+  CHECK(ViT_forward_choose(&m, X) == ViT_forward_cls_only);
+  ag_step_reset();
   ViT_free(&m);
   paramset_free(&ps);
 }
 
-/* ---------------------------------------------------------------- a step in two halves */
+/* ---------------------------------------------------------------- a training step */
 
-/* The gradients of ViT_batch_backward (the batch in two halves, one after the other, then side
- * by side with a twin) equal those of the whole batch at once, dropout off. Tolerance 1e-5 of
- * the largest gradient: the same arithmetic, summed over rows in another order. */
-TEST(lab07_batch_in_halves_and_twin_match_whole) {
-  if (!have_lab07("lab07_batch_in_halves_and_twin_match_whole")) return;
+/* The loss vit_step_backward is given: the mean cross-entropy, as lab07's. */
+static Tensor *mean_ce(Tensor *logits, Tensor *y) {
+  return t_mean_all(t_cross_entropy(logits, y, NULL));
+}
+
+/* The gradients of vit_step_backward (a batch of 64 in two halves: one after the other on one
+ * thread, side by side with a twin on two) equal those of the whole batch at once through
+ * ViT_forward, dropout off. Tolerance 1e-5 of the largest gradient: the same arithmetic, summed
+ * over rows in another order. */
+TEST(lab07_step_in_halves_matches_whole_batch) {
+  if (!have_lab07("lab07_step_in_halves_matches_whole_batch")) return;
   enum { BS = 64, S = 8 };
   rng_seed(21);
   ParamSet ps = {0};
@@ -517,29 +570,41 @@ TEST(lab07_batch_in_halves_and_twin_match_whole) {
   /* whole batch */
   paramset_zero_grad(&ps);
   Tensor *logits = ViT_forward(&m, tensor_from(4, (const int[]){BS, 1, S, S}, X), true);
-  Tensor *loss = t_mean_all(t_cross_entropy(logits, tensor_from(1, (const int[]){BS}, y), NULL));
+  Tensor *loss = mean_ce(logits, tensor_from(1, (const int[]){BS}, y));
   const float lw = loss->data[0];
   ag_backward(loss);
   memcpy(gw, ps.grad, sizeof(float) * (size_t)n);
   ag_step_reset();
-  ViTTwin *twin = ViT_twin_new(&m, &ps);
-  CHECK(twin != NULL && m.last_cls_only == 1); /* the twin path runs once the check is done */
+#ifdef _OPENMP
+  const int threads_were = omp_get_max_threads();
   for (int threads = 1; threads <= 2; threads++) {
-    paramset_zero_grad(&ps);
-    const float lh = ViT_batch_backward(&m, &ps, threads == 2 ? twin : NULL, X, y, BS, 1, S);
-    memcpy(gh, ps.grad, sizeof(float) * (size_t)n);
-    ag_step_reset();
-    CHECK_NEAR(lh, lw, 1e-5 * fabs(lw));
-    double gmax = 0, dmax = 0;
-    for (long i = 0; i < n; i++) {
-      gmax = fmax(gmax, fabs(gw[i]));
-      dmax = fmax(dmax, fabs(gw[i] - gh[i]));
+    omp_set_num_threads(threads); /* vit_step_new builds a twin where two threads run */
+#else
+  test_skip("no OpenMP: only the halves one after the other are checked");
+  for (int threads = 1; threads <= 1; threads++) {
+#endif
+    for (int cls_only = 0; cls_only <= 1; cls_only++) {
+      ViTStep *st = vit_step_new(&m, &ps, cls_only ? ViT_forward_cls_only : ViT_forward, mean_ce);
+      CHECK((vit_step_twin_params(st) != NULL) == (threads == 2));
+      paramset_zero_grad(&ps);
+      const float lh = vit_step_backward(st, X, y, BS, 1, S);
+      memcpy(gh, ps.grad, sizeof(float) * (size_t)n);
+      ag_step_reset();
+      vit_step_free(st);
+      CHECK_NEAR(lh, lw, 1e-5 * fabs(lw));
+      double gmax = 0, dmax = 0;
+      for (long i = 0; i < n; i++) {
+        gmax = fmax(gmax, fabs(gw[i]));
+        dmax = fmax(dmax, fabs(gw[i] - gh[i]));
+      }
+      if (!(gmax > 0 && dmax <= 1e-5 * gmax))
+        test_fail(__FILE__, __LINE__, "%d thread(s), %s: gradients differ by %.3g (largest %.3g)",
+                  threads, cls_only ? "cls-only" : "book's forward", dmax, gmax);
     }
-    if (!(gmax > 0 && dmax <= 1e-5 * gmax))
-      test_fail(__FILE__, __LINE__, "%d thread(s): gradients differ by %.3g (largest %.3g)",
-                threads, dmax, gmax);
   }
-  ViT_twin_free(twin);
+#ifdef _OPENMP
+  omp_set_num_threads(threads_were);
+#endif
   free(X);
   free(gw);
   free(gh);

@@ -1,7 +1,7 @@
 /* test_release.c — memory saving in training steps must not change a single number:
  * ag_set_release_grads (gradient and value buffers handed back during backward), arena_release,
- * and the ViT MLP that releases its GELU / dropout activations and recomputes the dropout output
- * for dense2's backward (chapters/07_vit/vit.c). The reference is the same step with all of it
+ * and the ViT MLP that releases its GELU / dropout activations and rebuilds the dropout output
+ * for dense2's backward (gelu_mlp_forward in common/nn.c, t_recompute in common/ops/recompute.c). The reference is the same step with all of it
  * off (eval-style plain ops, release off): parameter gradients must agree bit for bit, since
  * the same float expressions run in the same order. */
 #include <stdlib.h>
@@ -30,7 +30,7 @@ static double mlp_step(ViTMLP *m, ParamSet *ps, bool release, bool plain, float 
     } else {
       Y = ViTMLP_forward(&m[k], Y, true);
       /* the caller set the threshold to 0: the recompute node must be on the tape */
-      CHECK(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "gelu_mlp_recompute") == 0);
+      CHECK(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "recompute") == 0);
     }
     if (k == 0) { /* tanh's backward reads its output, here through a view (whose buffer is
                    * tanh's: releasing it at the view would hand tanh's values to the next
@@ -59,7 +59,7 @@ static double mlp_step(ViTMLP *m, ParamSet *ps, bool release, bool plain, float 
 }
 
 TEST(release_grads_and_vit_mlp_recompute_change_nothing) {
-  size_t recompute_min = gelu_mlp_set_recompute_min(0); /* 1 MB activations: recompute them */
+  size_t recompute_min = t_recompute_set_min(0); /* 1 MB activations: recompute them */
   ParamSet ps = {0};
   ViTMLP m[2];
   rng_seed(3);
@@ -85,7 +85,7 @@ TEST(release_grads_and_vit_mlp_recompute_change_nothing) {
   free(g_ref);
   free(g);
   paramset_free(&ps);
-  gelu_mlp_set_recompute_min(recompute_min);
+  t_recompute_set_min(recompute_min);
 }
 
 TEST(arena_release_reuses_big_blocks_only) {
@@ -103,22 +103,23 @@ TEST(arena_release_reuses_big_blocks_only) {
 }
 
 /* The recompute is for large activations only: below the threshold the MLP is the plain
- * composition (no recompute node), at or above it the node is recorded. */
+ * composition (no recompute node), at or above it the node is recorded (1 MB: the arena
+ * reclaims blocks from that size on). */
 TEST(vit_mlp_recompute_threshold) {
   ParamSet ps = {0};
   ViTMLP m;
   rng_seed(3);
-  ViTMLP_init(&m, &ps, "mlp", 8, 64, 0.3f);
-  Tensor *X = tensor_full(2, (const int[]){16, 8}, 0.5f); /* (tokens, num_hiddens) */
+  ViTMLP_init(&m, &ps, "mlp", 8, 4096, 0.3f);
+  Tensor *X = tensor_full(2, (const int[]){64, 8}, 0.5f); /* (tokens, num_hiddens) */
   X->requires_grad = true;
-  const size_t hidden_bytes = sizeof(float) * 16 * 64;
-  size_t old = gelu_mlp_set_recompute_min(hidden_bytes + 1);
+  const size_t hidden_bytes = sizeof(float) * 64 * 4096;
+  size_t old = t_recompute_set_min(hidden_bytes + 1);
   Tensor *Y = ViTMLP_forward(&m, X, true);
-  CHECK(!(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "gelu_mlp_recompute") == 0));
-  gelu_mlp_set_recompute_min(hidden_bytes);
+  CHECK(!(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "recompute") == 0));
+  t_recompute_set_min(hidden_bytes);
   Y = ViTMLP_forward(&m, X, true);
-  CHECK(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "gelu_mlp_recompute") == 0);
-  CHECK(gelu_mlp_set_recompute_min(old) == hidden_bytes);
+  CHECK(Y->in[0] && Y->in[0]->name && strcmp(Y->in[0]->name, "recompute") == 0);
+  CHECK(t_recompute_set_min(old) == hidden_bytes);
   ag_step_reset();
   paramset_free(&ps);
 }

@@ -1,0 +1,156 @@
+/* vit_step.c — how a ViT training batch is executed: the whole batch at once, or in two halves
+ * whose gradients add up to the batch's, side by side on two threads (the second half on a twin
+ * of the model) or one after the other.
+ *
+ * Why halves: a small model's ops are too small to split over two threads, so two halves side
+ * by side keep both cores busy; a large model splits its products instead. Measured: the CPU
+ * preset, 1.1 M multiply-adds per image in its blocks, gained 13-15% images/s with a twin; the
+ * book preset, 233 M, gained nothing in halves (and lost 5-8% one after the other), and its
+ * peak memory grew by a second arena and gradient block. The same rule on every path (one
+ * thread, two, a device) keeps a run's numbers the same on each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/exercise.h"
+#include "../../common/step.h"
+#include "../../common/util.h"
+#include "vit_step.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* A second model for the second thread: its parameters read the model's values; its
+ * gradients, tape, arena and dropout generator are its own. */
+typedef struct ViTTwin {
+  ViT net;
+  ParamSet ps;
+  AgContext *ctx;
+  Rng rng;
+} ViTTwin;
+
+struct ViTStep {
+  ViT *m;
+  ParamSet *ps;
+  ViTForwardFn forward;
+  ViTLossFn loss;
+  ViTTwin *twin; /* NULL where it does not pay */
+  float *X, *y;  /* the batch, copied off the arena, which the halves may rewind */
+  size_t cap;    /* images X and y hold */
+};
+
+/* Whether a batch of bs images trains in two halves: a model small enough that its ops do not
+ * fill two threads (see the top of the file). */
+static bool in_halves(const ViT *m, int bs) {
+  const double n = (double)m->patch_embedding.num_patches + 1, h = m->num_hiddens;
+  const double macs = m->num_blks * n * (4 * h * h + 2 * h * m->blks[0].mlp.dense1.out);
+  return bs >= 64 && macs < 16e6;
+}
+
+typedef struct {
+  ViTTwin *t;
+  const ViT *m;
+} TwinOf;
+
+static void build_twin(void *arg) {
+  TwinOf *of = arg;
+  ViT_init_like(&of->t->net, &of->t->ps, of->m);
+}
+
+/* A twin pays where OpenMP grants exactly two threads (with more, the ops' own threads use
+ * them all) and the model trains in halves; off the CPU it cannot share the values. */
+static ViTTwin *twin_new(ViT *m, ParamSet *ps) {
+#ifdef _OPENMP
+  const bool two = omp_get_max_threads() == 2;
+#else
+  const bool two = false;
+#endif
+  if (!two || !in_halves(m, 64)) return NULL;
+  paramset_pack(ps); /* a model built on a device is on it once packed */
+  if (ps->device != DEV_CPU) return NULL;
+  ViTTwin *t = xcalloc(1, sizeof *t);
+  /* its init draws from a generator of its own (the values are replaced by the model's), so
+   * the program's stream does not move */
+  TwinOf of = {t, m};
+  Rng gen;
+  rng_init(&gen, 0);
+  twin_build(&gen, build_twin, &of);
+  paramset_share_values(&t->ps, ps);
+  t->ctx = ag_context_new();
+  return t;
+}
+
+static void twin_free(ViTTwin *t) {
+  if (!t) return;
+  ViT_free(&t->net);
+  paramset_free(&t->ps);
+  ag_context_free(t->ctx);
+  free(t);
+}
+
+ViTStep *vit_step_new(ViT *m, ParamSet *ps, ViTForwardFn forward, ViTLossFn loss) {
+  ViTStep *s = xcalloc(1, sizeof *s);
+  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0};
+  return s;
+}
+
+void vit_step_free(ViTStep *s) {
+  if (!s) return;
+  twin_free(s->twin);
+  free(s->X);
+  free(s->y);
+  free(s);
+}
+
+const ParamSet *vit_step_twin_params(const ViTStep *s) { return s->twin ? &s->twin->ps : NULL; }
+
+/* Images [lo, hi) of a batch of bs on model m: forward, loss, and the backward of that loss
+ * scaled to its share of the batch's mean. Returns the part's mean loss. */
+static float part_backward(const ViTStep *s, ViT *m, const float *X, const float *y, int lo,
+                           int hi, int bs, int C, int S) {
+  const int n = hi - lo;
+  const size_t img = (size_t)C * S * S;
+  Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){n, C, S, S}); /* (n, C, S, S) */
+  Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){n});          /* (n) */
+  memcpy(Xh->data, X + (size_t)lo * img, sizeof(float) * (size_t)n * img);
+  memcpy(yh->data, y + lo, sizeof(float) * (size_t)n);
+  const Device dv = m->head.W->device;
+  Tensor *logits = NEED(s->forward(m, tensor_to(Xh, dv), true), "training the ViT"); /* (n, k) */
+  Tensor *loss = s->loss(logits, tensor_to(yh, dv)); /* (1) */
+  float l;
+  tensor_to_host(loss, &l); /* the one number a step reads back */
+  ag_backward(n == bs ? loss : t_scale(loss, (float)n / (float)bs));
+  return l;
+}
+
+/* What each half needs (twin_parts_run). */
+typedef struct {
+  const ViTStep *s;
+  ViT *m[2]; /* the model, and its twin (or the model again) for the second half */
+  int half, bs, C, S;
+  float loss[2];
+} Halves;
+
+static void half_backward(int part, void *arg) {
+  Halves *h = arg;
+  h->loss[part] = part_backward(h->s, h->m[part], h->s->X, h->s->y, part ? h->half : 0,
+                                part ? h->bs : h->half, h->bs, h->C, h->S);
+}
+
+float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int C, int S) {
+  if (!in_halves(s->m, bs)) return part_backward(s, s->m, X, y, 0, bs, bs, C, S);
+  const size_t img = (size_t)C * S * S;
+  if ((size_t)bs * img > s->cap) { /* the batch, off the arena */
+    free(s->X), free(s->y);
+    s->X = xmalloc(sizeof(float) * (size_t)bs * img);
+    s->y = xmalloc(sizeof(float) * (size_t)bs);
+    s->cap = (size_t)bs * img;
+  }
+  memcpy(s->X, X, sizeof(float) * (size_t)bs * img);
+  memcpy(s->y, y, sizeof(float) * (size_t)bs);
+  ViTTwin *t = s->twin;
+  Halves h = {s, {s->m, t ? &t->net : s->m}, bs / 2, bs, C, S, {0, 0}};
+  twin_parts_run(half_backward, &h, s->ps, t ? &t->ps : NULL, t ? t->ctx : NULL,
+                 t ? &t->rng : NULL);
+  return (h.loss[0] * (float)h.half + h.loss[1] * (float)(bs - h.half)) / (float)bs;
+}
