@@ -2,10 +2,11 @@
  * the loss (seq2seq_batch_loss with trim) and cuts batches in two by length, run one after the
  * other or on two threads with a twin of the model (seq2seq_exec_backward): the loss and every
  * parameter gradient must equal those of the full, padded batch, for the Transformer (source and
- * target trimmed) and for lab03's GRU with
- * additive attention (target only: its decoder starts from the encoder state after the padding,
- * so trimming the source there must change the loss — checked too); and lab03's decoder, which
- * also drops the rows whose target has ended (packing), against the exercises' readable path. */
+ * target trimmed) and for lab03's GRU with additive attention (target only: its decoder starts
+ * from the encoder state after the padding, so trimming the source there must change the loss —
+ * checked too); and lab03's decoder, which
+ * also drops the rows whose target has ended (packing), against the exercises' readable path.
+ * A twin's init draws from its own generator (twin_build), never moving the program's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,4 +254,32 @@ TEST(seq2seq_pack_rnn_decoder_matches_readable_path) {
       free(gp);
       BahdanauNet_free(&net);
     }
+}
+
+/* twin_build: the initializers run inside it draw from the generator it is given, and the
+ * program's generator neither moves nor stays redirected afterwards. */
+typedef struct {
+  ParamSet ps;
+  Tensor *W;
+} OneParam;
+
+static void build_one_param(void *arg) {
+  OneParam *o = arg;
+  o->W = param_new(&o->ps, "W", 1, (const int[]){8}); /* (8) */
+  init_uniform(o->W, -1.0f, 1.0f);
+}
+
+TEST(twin_build_draws_from_its_generator) {
+  rng_seed(9);
+  const Rng before = g_rng;
+  Rng gen, want;
+  rng_init(&gen, 123);
+  rng_init(&want, 123);
+  OneParam o = {0};
+  twin_build(&gen, build_one_param, &o);
+  CHECK(memcmp(&before, &g_rng, sizeof before) == 0);
+  CHECK(rng_current() == &g_rng);
+  const float *w = host_read(o.W);
+  for (int i = 0; i < 8; i++) CHECK(w[i] == rng_uniform(&want, -1.0f, 1.0f));
+  paramset_free(&o.ps);
 }
