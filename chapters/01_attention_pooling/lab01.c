@@ -38,49 +38,100 @@ typedef struct Estimate {
   const char *title; /* its panel title */
   float y_hat[N_TEST];
   int unsupported;   /* queries whose kernel weights were all zero */
+  bool d10;          /* on d2l 1.0's data (else 0.17's) */
 } Estimate;
 
-/* What every section shares: the data, where figures go, and the run's options. */
-typedef struct Lab {
+/* One training set and the noiseless truth at the N_TEST queries. */
+typedef struct Data {
   int n;                     /* number of training points */
   float *x_train, *y_train;  /* (n) keys and values, x sorted */
-  float x_test[N_TEST];      /* (N_TEST) queries */
   float y_truth[N_TEST];     /* f(x_test) without noise */
+} Data;
+
+/* What every section shares: the data, where figures go, and the run's options. The chapter
+ * follows two editions of the book, each on its own data (--data gives both the file's). */
+typedef struct Lab {
+  Data d10;                  /* d2l 1.0: 2 sin x + x, 40 points (kernels and widths) */
+  Data d17;                  /* d2l 0.17: 2 sin x + x^0.8, 50 points (pooling, training) */
+  float x_test[N_TEST];      /* (N_TEST) queries, the same in both editions */
   const char *out;           /* output directory */
   bool fallback_mean;        /* --fallback-mean */
 } Lab;
 
 static char *out_path(const Lab *L, const char *name) { return path_join(L->out, name); }
 
-/* A row of fit panels as the book's plot_kernel_reg draws them: d2l.plot's '-' for the truth
- * and 'm--' for the prediction, the training data as 'o' at alpha 0.5, x in [0, 5] and y in
- * [-1, 5]; a row is figsize=(12, 3), drawn at 2x like every figure. */
-static void plot_fits(const Lab *L, const char *name, Estimate *const *est, int k) {
-  Series s[4][3];
-  Axes ax[4];
-  for (int p = 0; p < k; p++) {
-    s[p][0] = (Series){"Truth", L->x_test, L->y_truth, N_TEST, "-"};
-    s[p][1] = (Series){"Pred", L->x_test, est[p]->y_hat, N_TEST, "m--"};
-    s[p][2] = (Series){NULL, L->x_train, L->y_train, L->n, "o alpha=0.5"};
-    ax[p] = (Axes){.title = k > 1 ? est[p]->title : NULL, .xlabel = "x", .ylabel = "y",
-                   .xmin = 0, .xmax = 5, .ymin = -1, .ymax = 5, .series = s[p], .nseries = 3};
-  }
+/* One fit as 0.17's plot_kernel_reg draws it: d2l.plot's '-' for the truth and 'm--' for the
+ * prediction (legend Truth, Pred), the training data as 'o' at alpha 0.5, x in [0, 5] and y
+ * in [-1, 5]. */
+static void plot_fit(const Lab *L, const char *name, const Estimate *est) {
+  const Data *D = &L->d17;
+  Series s[3] = {{"Truth", L->x_test, D->y_truth, N_TEST, "-"},
+                 {"Pred", L->x_test, est->y_hat, N_TEST, "m--"},
+                 {NULL, D->x_train, D->y_train, D->n, "o alpha=0.5"}};
+  Axes ax = {.xlabel = "x", .ylabel = "y", .xmin = 0, .xmax = 5, .ymin = -1, .ymax = 5,
+             .series = s, .nseries = 3};
   char *base = out_path(L, name);
-  figure_saved(base, plot_axes_row(base, ax, k, k > 1 ? 2400 : 0, k > 1 ? 600 : 0));
+  figure_saved(base, plot_axes_row(base, &ax, 1, 0, 0));
   free(base);
 }
 
-/* A row of attention-weight heatmaps: rows are the (sorted) test queries, columns the
- * (sorted) training keys, as d2l's show_heatmaps draws them. */
-static void plot_attention(const Lab *L, const char *name, const float *const *w,
-                           const char *const *titles, int k) {
-  HeatMap maps[4];
-  for (int p = 0; p < k; p++) maps[p] = (HeatMap){titles ? titles[p] : NULL, w[p], N_TEST, L->n};
+/* A row of four fits as 1.0's plot() draws them: subplots(1, 4, sharey=True, figsize=(12, 3))
+ * at 2x; the prediction first in the colour cycle's blue ('-'), the truth 'm--', the training
+ * data 'o' at alpha 0.5, legend y_hat, y; each panel's name as its x label. The shared y axis
+ * is one range over all four panels, matplotlib's data limits plus 5% margins, labelled once. */
+static void plot_fit_row(const Lab *L, const char *name, Estimate *const *est) {
+  const Data *D = &L->d10;
+  double lo = INFINITY, hi = -INFINITY;
+  for (int i = 0; i < D->n; i++) lo = fmin(lo, D->y_train[i]), hi = fmax(hi, D->y_train[i]);
+  for (int i = 0; i < N_TEST; i++) {
+    lo = fmin(lo, D->y_truth[i]), hi = fmax(hi, D->y_truth[i]);
+    for (int p = 0; p < 4; p++)
+      if (isfinite(est[p]->y_hat[i]))
+        lo = fmin(lo, est[p]->y_hat[i]), hi = fmax(hi, est[p]->y_hat[i]);
+  }
+  Series s[4][3];
+  Axes ax[4];
+  for (int p = 0; p < 4; p++) {
+    s[p][0] = (Series){"y_hat", L->x_test, est[p]->y_hat, N_TEST, "-"};
+    s[p][1] = (Series){"y", L->x_test, D->y_truth, N_TEST, "m--"};
+    s[p][2] = (Series){NULL, D->x_train, D->y_train, D->n, "o alpha=0.5"};
+    ax[p] = (Axes){.xlabel = est[p]->title, .ylabel = p == 0 ? "y" : NULL, .xmin = NAN,
+                   .xmax = NAN, .ymin = lo - 0.05 * (hi - lo), .ymax = hi + 0.05 * (hi - lo),
+                   .series = s[p], .nseries = 3};
+  }
   char *base = out_path(L, name);
-  figure_saved(base, plot_heatmaps(base, maps, 1, k, "Sorted training inputs",
-                                   "Sorted testing inputs", "Reds", 0,
-                                   0));
+  figure_saved(base, plot_axes_row(base, ax, 4, 2400, 600));
   free(base);
+}
+
+/* 0.17's show_heatmaps of one weight matrix: rows are the (sorted) test queries, columns the
+ * (sorted) training keys. */
+static void plot_attention(const Lab *L, const char *name, const float *w) {
+  HeatMap map = {NULL, w, N_TEST, L->d17.n};
+  char *base = out_path(L, name);
+  figure_saved(base, plot_heatmaps(base, &map, 1, 1, "Sorted training inputs",
+                                   "Sorted testing inputs", "Reds", 0, 0));
+  free(base);
+}
+
+/* 1.0's imshow of four weight matrices with one colour bar: 1.0 keeps the weights as (keys,
+ * queries), so rows are the training inputs and columns the queries; w[p] is (N_TEST, n) and
+ * is drawn transposed. The panel names go on top (plot_heatmaps has one x label per grid). */
+static void plot_attention_row(const Lab *L, const char *name, const float *const *w,
+                               Estimate *const *est) {
+  const int n = L->d10.n;
+  HeatMap maps[4];
+  float *wt = xmalloc(sizeof(float) * 4 * (size_t)n * N_TEST); /* 4 x (n, N_TEST) */
+  for (int p = 0; p < 4; p++) {
+    float *t = wt + (long)p * n * N_TEST;
+    for (int i = 0; i < N_TEST; i++)
+      for (int j = 0; j < n; j++) t[(long)j * N_TEST + i] = w[p][(long)i * n + j];
+    maps[p] = (HeatMap){est[p]->title, t, n, N_TEST};
+  }
+  char *base = out_path(L, name);
+  figure_saved(base, plot_heatmaps(base, maps, 1, 4, NULL, NULL, "Reds", 0, 0));
+  free(base);
+  free(wt);
 }
 
 /* Say how many queries had no support, and apply --fallback-mean if asked. */
@@ -115,17 +166,18 @@ static Tensor *repeat_rows(const float *v, int rows, int n) {
   return tensor_from(2, (int[]){rows, n}, h);
 }
 
-/* Four Nadaraya-Watson estimates (kernel fns[p] with width widths[p]) as one row of fit panels
- * and one row of weight heatmaps, with the report of queries that had no support. */
+/* Four Nadaraya-Watson estimates on 1.0's data (kernel fns[p] with width widths[p]) as one
+ * row of fit panels and one row of weight heatmaps, with the report of queries that had no
+ * support. */
 static void nadaraya_watson_row(const Lab *L, Estimate est[4], const KernelFn fns[4],
                                 const double widths[4], float mean, const char *fit_name,
                                 const char *attention_name) {
+  const Data *D = &L->d10;
   const float *w[4];
-  const char *titles[4];
   Estimate *e[4];
   for (int p = 0; p < 4; p++) {
-    Tensor *x_train = tensor_from(1, (int[]){L->n}, L->x_train); /* (n) keys */
-    Tensor *y_train = tensor_from(1, (int[]){L->n}, L->y_train); /* (n) values */
+    Tensor *x_train = tensor_from(1, (int[]){D->n}, D->x_train); /* (n) keys */
+    Tensor *y_train = tensor_from(1, (int[]){D->n}, D->y_train); /* (n) values */
     Tensor *x_test = tensor_from(1, (int[]){N_TEST}, L->x_test); /* (N_TEST) queries */
     Tensor *A;                                                    /* (N_TEST, n) weights */
     Tensor *y_hat = nadaraya_watson(x_train, y_train, x_test, fns[p], widths[p], &A,
@@ -133,12 +185,11 @@ static void nadaraya_watson_row(const Lab *L, Estimate est[4], const KernelFn fn
     NEED(y_hat, "Nadaraya-Watson regression");
     keep(&est[p], y_hat);
     w[p] = host_read(A); /* the figure's numbers */
-    titles[p] = est[p].title;
     e[p] = &est[p];
   }
   report_unsupported(L, e, 4, mean);
-  plot_fits(L, fit_name, e, 4);
-  plot_attention(L, attention_name, w, titles, 4);
+  plot_fit_row(L, fit_name, e);
+  plot_attention_row(L, attention_name, w, e);
   ag_step_reset();
 }
 
@@ -153,7 +204,7 @@ static float parse_w0(const char *s) {
 int main(int argc, char **argv) {
   LabArgs args;
   const char *data_path = NULL, *w0_arg = NULL;
-  int n_train = 50;
+  int n_train = 0; /* 0: the book's, 40 (1.0) and 50 (0.17) */
   bool fallback_mean = false, no_loo = false;
   const CliOpt extra[] = {
       {"--data", OPT_STR, &data_path,
@@ -162,7 +213,9 @@ int main(int argc, char **argv) {
       {"--w0", OPT_STR, &w0_arg,
        "initial w of the parametric model (default: uniform [0, 1) from --seed, like "
        "torch.rand((1,)))"},
-      {"--n-train", OPT_INT, &n_train, "number of generated training points (exercise 1)"},
+      {"--n-train", OPT_INT, &n_train,
+       "number of generated training points in both editions' data (default: the book's 40 "
+       "and 50; exercise 1)"},
       {"--fallback-mean", OPT_FLAG, &fallback_mean,
        "predict the average where a kernel gives a query no support (default: NaN, reported)"},
       {"--no-loo", OPT_FLAG, &no_loo,
@@ -196,7 +249,7 @@ attention matrices as heatmaps (darker red = more weight), here with $10$ querie
   }
 
   /***
-## Kernels and Data
+## Kernels
 
 Nadaraya–Watson estimators rest on a *kernel* $K(u)$ that scores the similarity of a query $q$
 and a key $k$ from their difference $u = q - k$. The four kernels of this lab are
@@ -232,9 +285,10 @@ The graded tests run both on the CPU.
     for (int p = 0; p < 4; p++) {
       float *kp = fns[p](u, k[p], 50, 1.0);
       NEED(kp, "the kernel figure");
-      s[p] = (Series){NULL, u, k[p], 50, "lines"};
-      ax[p] = (Axes){.xlabel = names[p], .ylabel = "K(u)", .xmin = NAN, .xmax = NAN,
-                     .ymin = -0.05, .ymax = 1.05, .series = &s[p], .nseries = 1};
+      s[p] = (Series){NULL, u, k[p], 50, "-"};
+      /* sharey=True: one range, [0, 1] and matplotlib's 5% margins; labelled once */
+      ax[p] = (Axes){.xlabel = names[p], .ylabel = p == 0 ? "K(u)" : NULL, .xmin = NAN,
+                     .xmax = NAN, .ymin = -0.05, .ymax = 1.05, .series = &s[p], .nseries = 1};
     }
     char *base = out_path(&L, "kernels");
     figure_saved(base, plot_axes_row(base, ax, 4, 2400, 600)); /* figsize=(12, 3) at 2x */
@@ -242,69 +296,43 @@ The graded tests run both on the CPU.
   }
 
   /***
-## Generating the Dataset
+## Attention Pooling via Nadaraya–Watson Regression
 
-We regress the nonlinear function $f(x) = 2\sin(x) + x^{0.8}$ from noisy samples
+The data of this section (the book's 1.0 edition) are noisy samples of $f(x) = 2\sin(x) + x$:
 
-$$y_i = 2\sin(x_i) + x_i^{0.8} + \epsilon,$$
+$$y_i = 2\sin(x_i) + x_i + \epsilon,$$
 
-where $\epsilon$ is normal with zero mean and standard deviation $0.5$. There are $50$ training
-inputs drawn uniformly from $[0, 5)$ and sorted (sorted keys make the attention heatmaps easy to
-read), and $50$ test queries $x = 0, 0.1, \ldots, 4.9$. With `--data FILE` the training points
-come from a file instead (`x y` per line); `--n-train N` changes how many are generated.
-The notebook prints the number of test examples:
+where $\epsilon$ is standard normal. There are $40$ training inputs drawn uniformly from
+$[0, 5)$ and sorted, and $50$ queries $x = 0, 0.1, \ldots, 4.9$. With `--data FILE` the
+training points come from a file instead (`x y` per line, for this section and the next ones);
+`--n-train N` changes how many are generated.
   */
   if (data_path) {
     char err[512];
-    if (lab01_read_xy(data_path, &L.x_train, &L.y_train, &L.n, err, sizeof err) != 0)
+    Data *D = &L.d10;
+    if (lab01_read_xy(data_path, &D->x_train, &D->y_train, &D->n, err, sizeof err) != 0)
       die("lab01: --data %s", err);
-    if (lab01_sort_xy(L.x_train, L.y_train, L.n))
-      printf("note: sorted the %d points of %s by x (the heatmaps assume sorted keys)\n", L.n,
+    if (lab01_sort_xy(D->x_train, D->y_train, D->n))
+      printf("note: sorted the %d points of %s by x (the heatmaps assume sorted keys)\n", D->n,
              data_path);
-    printf("read %d training points from %s\n", L.n, data_path);
+    printf("read %d training points from %s\n", D->n, data_path);
   } else {
-    if (n_train < 2) die("lab01: --n-train must be at least 2, got %d", n_train);
-    L.n = n_train;
-    L.x_train = xmalloc(sizeof(float) * (size_t)L.n);
-    L.y_train = xmalloc(sizeof(float) * (size_t)L.n);
-    lab01_make_data(L.n, L.x_train, L.y_train);
+    if (n_train != 0 && n_train < 2) die("lab01: --n-train must be at least 2, got %d", n_train);
+    Data *D = &L.d10;
+    D->n = n_train ? n_train : 40;
+    D->x_train = xmalloc(sizeof(float) * (size_t)D->n);
+    D->y_train = xmalloc(sizeof(float) * (size_t)D->n);
+    /* a stream of its own (from --seed), so that 0.17's data and w0 draw from g_rng what
+     * they would without this section */
+    Rng r10;
+    rng_init(&r10, args.seed ^ 0x10u);
+    lab01_make_data10(&r10, D->n, D->x_train, D->y_train);
   }
   lab01_arange(0.0f, 0.1, N_TEST, L.x_test);
-  for (int i = 0; i < N_TEST; i++) L.y_truth[i] = lab01_f(L.x_test[i]);
-  const int n = L.n;
-  printf("n_test = %d\n", N_TEST);
-
-  /* The training set and the queries as tensors (arena memory, rebuilt after each reset). */
-#define X_TRAIN() tensor_from(1, (int[]){n}, L.x_train)     /* (n) keys */
-#define Y_TRAIN() tensor_from(1, (int[]){n}, L.y_train)     /* (n) values */
-#define X_TEST() tensor_from(1, (int[]){N_TEST}, L.x_test)  /* (N_TEST) queries */
+  for (int i = 0; i < N_TEST; i++) L.d10.y_truth[i] = lab01_f10(L.x_test[i]);
 
   /***
-## Average Pooling
-
-The world's dumbest estimator ignores the inputs altogether and predicts the average output
-everywhere:
-
-$$f(x) = \frac{1}{n}\sum_{i=1}^n y_i.$$
-
-In the figure the truth is dashed, the prediction solid, and the training data are the dots.
-  */
-  Estimate avg = {.key = "average", .title = "Average"};
-  float mean;
-  {
-    double s = 0;
-    for (int i = 0; i < n; i++) s += L.y_train[i];
-    mean = (float)(s / n);
-    for (int i = 0; i < N_TEST; i++) avg.y_hat[i] = mean;
-    Estimate *e[1] = {&avg};
-    plot_fits(&L, "fit_average", e, 1);
-  }
-
-  /***
-## Nadaraya–Watson Kernel Regression
-
-Average pooling throws the inputs $x_i$ away. Nadaraya and Watson weigh each output $y_i$ by
-how close its input $x_i$ is to the query $x$:
+Nadaraya and Watson weigh each output $y_i$ by how close its input $x_i$ is to the query $x$:
 
 $$f(x) = \sum_{i=1}^n \frac{K(x - x_i)}{\sum_{j=1}^n K(x - x_j)} y_i.$$
 
@@ -315,33 +343,41 @@ $$f(x) = \sum_{i=1}^n \alpha(x, x_i) y_i,$$
 
 with attention weights $\alpha(x, x_i)$ that are non-negative and sum to one over $i$ for every
 query. Exercise 1.2 (`labs/lab01/nadaraya_watson.c`) computes the weight matrix — one row per
-query, one column per key — and the predictions. Below are the fits of the four kernels and
-their attention weights.
+query, one column per key — and the predictions. Below are the fits of the four kernels (the
+prediction `y_hat` solid, the truth `y` dashed) and their attention weights, drawn as the book
+draws them: one row per training input (key), one column per query.
 
 One case needs care. If *every* key scores $0$ for some query — a boxcar whose window around
 the query holds no training input, or a Gaussian so narrow that $\exp$ underflows to zero — the
 formula is $0/0$ and PyTorch would silently return NaN. Our implementation leaves that query's
 weights at zero, marks its prediction as undefined (NaN on purpose, drawn as a gap and written
 as `null` to `summary.json`), and the lab prints how many queries had no support. With
-`--fallback-mean` it predicts the average pooling value there instead. The generated data cover
-$[0, 5)$ densely, so the count is usually zero; try `--data` with a gap wider than $2$ to see
-it happen.
+`--fallback-mean` it predicts the average of the training outputs there instead. The generated
+data cover $[0, 5)$ densely, so the count is usually zero; try `--data` with a gap wider than
+$2$ to see it happen.
   */
-  Estimate kern[4] = {{.key = "gaussian", .title = "Gaussian"},
-                      {.key = "boxcar", .title = "Boxcar"},
-                      {.key = "constant", .title = "Constant"},
-                      {.key = "epanechnikov", .title = "Epanechnikov"}};
+  float mean10;
+  {
+    double s = 0;
+    for (int i = 0; i < L.d10.n; i++) s += L.d10.y_train[i];
+    mean10 = (float)(s / L.d10.n);
+  }
+  Estimate kern[4] = {{.key = "gaussian", .title = "Gaussian", .d10 = true},
+                      {.key = "boxcar", .title = "Boxcar", .d10 = true},
+                      {.key = "constant", .title = "Constant", .d10 = true},
+                      {.key = "epanechnikov", .title = "Epanechnikov", .d10 = true}};
   {
     const KernelFn fns[4] = {gaussian_kernel, boxcar_kernel, constant_kernel,
                              epanechnikov_kernel};
     const double widths[4] = {1.0, 1.0, 1.0, 1.0};
-    nadaraya_watson_row(&L, kern, fns, widths, mean, "fit_kernels", "attention_kernels");
+    nadaraya_watson_row(&L, kern, fns, widths, mean10, "fit_kernels", "attention_kernels");
   }
 
   /***
 The Gaussian, boxcar and Epanechnikov fits are all reasonable, and their weight matrices look
 alike: a band along the diagonal, because sorted queries attend to nearby sorted keys. The
-constant kernel spreads its attention evenly over all keys — it *is* average pooling.
+constant kernel spreads its attention evenly over all keys — it is *average pooling*, the
+estimator that ignores the inputs and predicts the mean output everywhere.
 
 ## Adapting Attention Pooling
 
@@ -351,14 +387,14 @@ $$K_\sigma(u) = \exp\left(-\frac{u^2}{2\sigma^2}\right),$$
 
 where $\sigma$ decides how far a query looks. Here are $\sigma = 0.1, 0.2, 0.5, 1$:
   */
-  Estimate sig[4] = {{.key = "sigma_0.1", .title = "Sigma 0.1"},
-                     {.key = "sigma_0.2", .title = "Sigma 0.2"},
-                     {.key = "sigma_0.5", .title = "Sigma 0.5"},
-                     {.key = "sigma_1", .title = "Sigma 1"}};
+  Estimate sig[4] = {{.key = "sigma_0.1", .title = "Sigma 0.1", .d10 = true},
+                     {.key = "sigma_0.2", .title = "Sigma 0.2", .d10 = true},
+                     {.key = "sigma_0.5", .title = "Sigma 0.5", .d10 = true},
+                     {.key = "sigma_1", .title = "Sigma 1", .d10 = true}};
   {
     const KernelFn fns[4] = {gaussian_kernel, gaussian_kernel, gaussian_kernel, gaussian_kernel};
     const double sigmas[4] = {0.1, 0.2, 0.5, 1.0};
-    nadaraya_watson_row(&L, sig, fns, sigmas, mean, "fit_sigmas", "attention_sigmas");
+    nadaraya_watson_row(&L, sig, fns, sigmas, mean10, "fit_sigmas", "attention_sigmas");
   }
 
   /***
@@ -367,6 +403,59 @@ instead of averaging it away, and its band of large weights is thinner. One widt
 input range is a compromise — where data are dense a narrow kernel would do, where they are
 sparse it leaves queries with (almost) nothing to attend to.
 
+## Generating the Dataset (d2l 0.17)
+
+The book's earlier edition (0.17, "Attention Pooling: Nadaraya–Watson Kernel Regression")
+takes the same road with tensor operations and then *trains* the attention. Its data differ:
+the function is $f(x) = 2\sin(x) + x^{0.8}$, sampled as
+
+$$y_i = 2\sin(x_i) + x_i^{0.8} + \epsilon,$$
+
+where $\epsilon$ is normal with zero mean and standard deviation $0.5$, at $50$ training inputs
+drawn uniformly from $[0, 5)$ and sorted; the $50$ test queries are the same as above. Its
+figures draw the truth solid (`Truth`) and the prediction dashed (`Pred`), on $y \in [-1, 5]$.
+The notebook prints the number of test examples:
+  */
+  if (data_path) {
+    L.d17.n = L.d10.n; /* the same points: freed once, as d10's */
+    L.d17.x_train = L.d10.x_train;
+    L.d17.y_train = L.d10.y_train;
+  } else {
+    Data *D = &L.d17;
+    D->n = n_train ? n_train : 50;
+    D->x_train = xmalloc(sizeof(float) * (size_t)D->n);
+    D->y_train = xmalloc(sizeof(float) * (size_t)D->n);
+    lab01_make_data(D->n, D->x_train, D->y_train);
+  }
+  for (int i = 0; i < N_TEST; i++) L.d17.y_truth[i] = lab01_f(L.x_test[i]);
+  const int n = L.d17.n;
+  printf("n_test = %d\n", N_TEST);
+
+  /* The training set and the queries as tensors (arena memory, rebuilt after each reset). */
+#define X_TRAIN() tensor_from(1, (int[]){n}, L.d17.x_train) /* (n) keys */
+#define Y_TRAIN() tensor_from(1, (int[]){n}, L.d17.y_train) /* (n) values */
+#define X_TEST() tensor_from(1, (int[]){N_TEST}, L.x_test)  /* (N_TEST) queries */
+
+  /***
+## Average Pooling
+
+The world's dumbest estimator ignores the inputs altogether and predicts the average output
+everywhere:
+
+$$f(x) = \frac{1}{n}\sum_{i=1}^n y_i.$$
+
+In the figure the truth is solid, the prediction dashed, and the training data are the dots.
+  */
+  Estimate avg = {.key = "average", .title = "Average"};
+  {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += L.d17.y_train[i];
+    const float mean = (float)(s / n);
+    for (int i = 0; i < N_TEST; i++) avg.y_hat[i] = mean;
+    plot_fit(&L, "fit_average", &avg);
+  }
+
+  /***
 ## Nonparametric Attention Pooling
 
 With the Gaussian kernel the normalization is exactly a softmax over the keys:
@@ -391,10 +480,8 @@ row's largest score before exponentiating, so its denominator can never underflo
     Tensor *attention_weights = t_softmax(scores);                      /* (N_TEST, n) */
     Tensor *y_hat = t_matmul(attention_weights, t_reshape(Y_TRAIN(), 2, (int[]){n, 1}));
     keep(&nonpar, y_hat);                                               /* (N_TEST, 1) */
-    Estimate *e[1] = {&nonpar};
-    plot_fits(&L, "fit_nonparametric", e, 1);
-    const float *w[1] = {host_read(attention_weights)};
-    plot_attention(&L, "attention_nonparametric", w, NULL, 1);
+    plot_fit(&L, "fit_nonparametric", &nonpar);
+    plot_attention(&L, "attention_nonparametric", host_read(attention_weights));
     ag_step_reset();
   }
 
@@ -477,9 +564,9 @@ and the animator draws the curve.
   float w_learned = w0;
   {
     SGD trainer = {.ps = &ps, .lr = 0.5f};
-    static const char *const legend[1] = {"loss"};
     char *base = out_path(&L, "loss");
-    Animator *animator = animator_new(base, "epoch", "loss", legend, 1, 1,
+    /* d2l.Animator(xlabel='epoch', ylabel='loss', xlim=[1, 5]): no legend */
+    Animator *animator = animator_new(base, "epoch", "loss", NULL, 1, 1,
                                       epochs > 1 ? epochs : 2, false, 1);
     if (no_loo)
       printf("--no-loo: every training input also attends to itself (watch w and the loss)\n");
@@ -488,8 +575,8 @@ and the animator draws the curve.
       Tensor *x = X_TRAIN(), *y = Y_TRAIN();                         /* (n) */
       Tensor *keys, *values;                                         /* (n, n - 1) or (n, n) */
       if (no_loo) {
-        keys = repeat_rows(L.x_train, n, n);
-        values = repeat_rows(L.y_train, n, n);
+        keys = repeat_rows(L.d17.x_train, n, n);
+        values = repeat_rows(L.d17.y_train, n, n);
       } else {
         keys = leave_one_out(x);
         values = leave_one_out(y);
@@ -523,20 +610,18 @@ smooth, because it also follows their noise.
   Estimate par = {.key = "parametric", .title = "Parametric"};
   {
     ag_set_grad_enabled(false); /* inference: record nothing */
-    Tensor *keys = repeat_rows(L.x_train, N_TEST, n);   /* (N_TEST, n) */
-    Tensor *values = repeat_rows(L.y_train, N_TEST, n); /* (N_TEST, n) */
+    Tensor *keys = repeat_rows(L.d17.x_train, N_TEST, n);   /* (N_TEST, n) */
+    Tensor *values = repeat_rows(L.d17.y_train, N_TEST, n); /* (N_TEST, n) */
     Tensor *y_hat = NWKernelRegression_forward(&net, X_TEST(), keys, values); /* (N_TEST) */
     NEED(y_hat, "predicting with the parametric model");
     keep(&par, y_hat);
-    Estimate *e[1] = {&par};
-    plot_fits(&L, "fit_parametric", e, 1);
+    plot_fit(&L, "fit_parametric", &par);
 
     /***
 Compared with nonparametric pooling, the band of large attention weights is sharper: the
 learned $w$ is larger than $1$, so each query looks at fewer keys.
     */
-    const float *w[1] = {host_read(net.attention_weights)};
-    plot_attention(&L, "attention_parametric", w, NULL, 1);
+    plot_attention(&L, "attention_parametric", host_read(net.attention_weights));
     ag_set_grad_enabled(true);
     ag_step_reset();
   }
@@ -544,9 +629,10 @@ learned $w$ is larger than $1$, so each query looks at fewer keys.
   /***
 ## Comparing the Estimators
 
-How far is each estimate from the noiseless truth $f$? The mean squared error over the test
-queries (undefined predictions left out) gives a rough ranking. Try `--n-train 500`, or other
-seeds, and see how it moves.
+How far is each estimate from the noiseless truth $f$ of its own data (1.0's for the kernels
+and widths, 0.17's for the rest)? The mean squared error over the test queries (undefined
+predictions left out) gives a rough ranking within each edition. Try `--n-train 500`, or
+other seeds, and see how it moves.
   */
   Estimate *all[] = {&avg,    &kern[0], &kern[1], &kern[2], &kern[3], &sig[0],
                      &sig[1], &sig[2],  &sig[3],  &nonpar,  &par};
@@ -556,9 +642,10 @@ seeds, and see how it moves.
   for (int p = 0; p < n_all; p++) {
     double s = 0;
     int cnt = 0;
+    const float *truth = all[p]->d10 ? L.d10.y_truth : L.d17.y_truth;
     for (int i = 0; i < N_TEST; i++)
       if (!isnan(all[p]->y_hat[i])) {
-        double d = (double)all[p]->y_hat[i] - L.y_truth[i];
+        double d = (double)all[p]->y_hat[i] - truth[i];
         s += d * d;
         cnt++;
       }
@@ -567,21 +654,28 @@ seeds, and see how it moves.
   }
 
   /***
-Everything above is also written to `summary.json`: the training data, the queries and, per
-estimator, its 50 predictions (`y_hat`), how many queries had no support and its error; the
-parametric entry adds `w0`, the final `w` and the per-epoch losses.
+Everything above is also written to `summary.json`: the training data (0.17's at the top
+level, 1.0's under `d2l10`), the queries and, per estimator, its edition, its 50 predictions
+(`y_hat`), how many queries had no support and its error; the parametric entry adds `w0`, the
+final `w` and the per-epoch losses.
   */
   {
     Summary *S = summary_new("lab01", args.seed);
     summary_str(S, "device", device_name(tensor_default_device()));
     summary_str(S, "data", data_path); /* null: generated */
     summary_int(S, "n_train", n);
-    summary_floats(S, "x_train", L.x_train, n);
-    summary_floats(S, "y_train", L.y_train, n);
+    summary_floats(S, "x_train", L.d17.x_train, n);
+    summary_floats(S, "y_train", L.d17.y_train, n);
     summary_floats(S, "x_test", L.x_test, N_TEST);
-    summary_floats(S, "y_truth", L.y_truth, N_TEST);
+    summary_floats(S, "y_truth", L.d17.y_truth, N_TEST);
+    summary_int(S, "d2l10/n_train", L.d10.n);
+    summary_floats(S, "d2l10/x_train", L.d10.x_train, L.d10.n);
+    summary_floats(S, "d2l10/y_train", L.d10.y_train, L.d10.n);
+    summary_floats(S, "d2l10/y_truth", L.d10.y_truth, N_TEST);
     for (int p = 0; p < n_all; p++) {
       const char *k = all[p]->key;
+      summary_str(S, summary_path("estimators/%s/edition", k),
+                  all[p]->d10 ? "d2l-1.0" : "d2l-0.17");
       summary_floats(S, summary_path("estimators/%s/y_hat", k), all[p]->y_hat, N_TEST);
       summary_int(S, summary_path("estimators/%s/unsupported", k), all[p]->unsupported);
       summary_num(S, summary_path("estimators/%s/mse", k), mse[p]);
@@ -597,8 +691,9 @@ parametric entry adds `w0`, the final `w` and the per-epoch losses.
   }
 
   paramset_free(&ps);
-  free(L.x_train);
-  free(L.y_train);
+  if (L.d17.x_train != L.d10.x_train) free(L.d17.x_train), free(L.d17.y_train);
+  free(L.d10.x_train);
+  free(L.d10.y_train);
   tensor_shutdown();
   return 0;
 }

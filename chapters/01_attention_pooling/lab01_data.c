@@ -12,16 +12,25 @@
 
 float lab01_f(float x) { return 2.0f * sinf(x) + powf(x, 0.8f); }
 
+float lab01_f10(float x) { return 2.0f * sinf(x) + x; }
+
 void lab01_arange(float start, double step, int n, float *out) {
   for (int i = 0; i < n; i++) out[i] = (float)((double)start + step * i);
 }
 
-void lab01_make_data(int n, float *x, float *y) {
-  for (int i = 0; i < n; i++) x[i] = rng_uniform(&g_rng, 0.0f, 1.0f) * 5.0f;
+/* x sorted uniform [0, 5), then y = f(x) + N(0, std) noise, both from r */
+static void make_data(Rng *r, int n, float *x, float *y, float (*f)(float), float std) {
+  for (int i = 0; i < n; i++) x[i] = rng_uniform(r, 0.0f, 1.0f) * 5.0f;
   float *tmp = xcalloc((size_t)n, sizeof(float)); /* y is generated after the sort */
   lab01_sort_xy(x, tmp, n);
   free(tmp);
-  for (int i = 0; i < n; i++) y[i] = lab01_f(x[i]) + rng_normal(&g_rng, 0.0f, 0.5f);
+  for (int i = 0; i < n; i++) y[i] = f(x[i]) + rng_normal(r, 0.0f, std);
+}
+
+void lab01_make_data(int n, float *x, float *y) { make_data(&g_rng, n, x, y, lab01_f, 0.5f); }
+
+void lab01_make_data10(Rng *r, int n, float *x, float *y) {
+  make_data(r, n, x, y, lab01_f10, 1.0f);
 }
 
 int lab01_sort_xy(float *x, float *y, int n) {

@@ -5,12 +5,23 @@
 
 #include <stddef.h>
 
-/* The noiseless function of the section, in float32 as torch computes it: 2 sin(x) + x^0.8. */
+#include "../../common/rng.h"
+
+/* The noiseless function of d2l 0.17's section, in float32 as torch computes it:
+ * 2 sin(x) + x^0.8. */
 float lab01_f(float x);
 
-/* The book's training set from g_rng: x sorted uniform in [0, 5) (torch.rand(n) * 5, then
- * sort), then y = f(x) + N(0, 0.5) noise. x and y hold n floats. */
+/* 0.17's training set from g_rng: x sorted uniform in [0, 5) (torch.rand(n) * 5, then sort),
+ * then y = lab01_f(x) + N(0, 0.5) noise (torch.normal(0.0, 0.5, ...)). x and y hold n floats;
+ * the book has n = 50. */
 void lab01_make_data(int n, float *x, float *y);
+
+/* The function of d2l 1.0's section ("Attention Pooling by Similarity"): 2 sin(x) + x. */
+float lab01_f10(float x);
+
+/* 1.0's training set from r: x as above, y = lab01_f10(x) + N(0, 1) noise (torch.randn(n));
+ * the book has n = 40. */
+void lab01_make_data10(Rng *r, int n, float *x, float *y);
 
 /* Evenly spaced points: out[i] = start + step * i, formed in double and rounded to float once
  * (torch.arange(0, 5, 0.1) matches it up to one float32 ulp at a few points: its vectorized

@@ -23,6 +23,7 @@ Run it with `make lab04 && ./lab04` (flags: `./lab04 --help`). Figures go to `ou
 
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
+#include "../../common/gemm.h"
 #include "../../common/summary.h"
 #include "../../common/nn.h"
 #include "../../common/plot.h"
@@ -55,6 +56,35 @@ static Tensor *mha_loop_over_heads(MultiHeadAttention *m, Tensor *queries, Tenso
   return Linear_forward(&m->W_o, t_concat(heads, H, 2));                  /* (B, queries, h) */
 }
 
+/* What one forward of a way costs in ops (entries on the autograd tape, views included: on a GPU
+ * each computing op is at least one kernel launch) and in matrix-product FLOPs (gemm_flops). */
+typedef struct Cost {
+  long ops;
+  double gflop;
+} Cost;
+
+static Cost count_forward(MultiHeadAttention *m, bool loop, Tensor *x, Tensor *valid_lens) {
+  const size_t t0 = ag_tape_len();
+  const double f0 = gemm_flops();
+  if (loop)
+    mha_loop_over_heads(m, x, x, x, valid_lens);
+  else
+    MultiHeadAttention_forward(m, x, x, x, valid_lens, false);
+  return (Cost){(long)(ag_tape_len() - t0), (gemm_flops() - f0) * 1e-9};
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The q-quantile of n sorted values (linear between neighbours). */
+static double quantile(const double *v, int n, double q) {
+  const double pos = q * (n - 1);
+  const int i = (int)pos;
+  return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
   const float *ah = host_read(a), *bh = host_read(b);
   double m = 0;
@@ -64,14 +94,16 @@ static double max_abs_diff(const Tensor *a, const Tensor *b) {
 
 int main(int argc, char **argv) {
   LabArgs args;
-  int demo_heads = 4, bench_reps = 20;
+  int demo_heads = 4, bench_reps = 0;
   bool no_bench = false;
   const CliOpt extra[] = {
       {"--heads", OPT_INT, &demo_heads,
        "heads of the per-head heatmap example (1, 2, 4, 8 or 16; 16 hiddens are split among "
        "them)"},
-      {"--bench-reps", OPT_INT, &bench_reps, "repetitions of the loop-vs-parallel timing"},
-      {"--no-bench", OPT_FLAG, &no_bench, "skip the loop-vs-parallel timing"},
+      {"--bench-reps", OPT_INT, &bench_reps,
+       "also time the two ways, N forwards each, and print the median and quartiles (default "
+       "0: no timing)"},
+      {"--no-bench", OPT_FLAG, &no_bench, "skip the loop-vs-parallel counts and timing"},
       {NULL, 0, NULL, NULL},
   };
   cli_parse(argc, argv, "lab04", "multi-head attention: parallel heads, shapes, per-head weights",
@@ -79,7 +111,8 @@ int main(int argc, char **argv) {
   if (demo_heads < 1 || demo_heads > 16 || 16 % demo_heads != 0)
     die("lab04: --heads must divide the example's 16 hiddens (1, 2, 4, 8 or 16), got %d",
         demo_heads);
-  if (bench_reps < 1) die("lab04: --bench-reps must be at least 1, got %d", bench_reps);
+  if (bench_reps < 0 || bench_reps > 100000)
+    die("lab04: --bench-reps must be in 0..100000 (0: no timing), got %d", bench_reps);
 
   /***
 ## Model
@@ -179,11 +212,13 @@ The weights have one row of `num_queries` per example *and head*: $2 \times 5 = 
 Folding heads into the batch is an implementation trick, not a different model. To convince
 ourselves, we compute the same layer the slow way — slice head $i$'s columns out of
 $\mathbf W_q, \mathbf W_k, \mathbf W_v$, attend, concatenate, apply $\mathbf W_o$ — on random
-inputs, and compare. Then we time both on a larger, transformer-sized input (batch 32, 20
-queries and keys, 256 hiddens, 8 heads): one batched call instead of eight small ones.
+inputs, and compare. Then we count what each way does on a larger, transformer-sized input
+(batch 32, 20 queries and keys, 256 hiddens, 8 heads): the ops it runs and the floating-point
+operations of its matrix products.
   */
   double loop_diff;
-  double t_parallel_ms = NAN, t_loop_ms = NAN;
+  Cost cost_par = {0}, cost_loop = {0};
+  double t_par[3] = {NAN, NAN, NAN}, t_loop[3] = {NAN, NAN, NAN}; /* quartiles, ms */
   {
     ag_set_grad_enabled(false);
     Tensor *q = tensor_randn(3, (int[]){batch_size, num_queries, num_hiddens}, 0, 1);
@@ -194,56 +229,76 @@ queries and keys, 256 hiddens, 8 heads): one batched call instead of eight small
     loop_diff = max_abs_diff(a, b);
     printf("max |parallel - loop over heads| = %.3g\n", loop_diff);
     ag_step_reset();
+    ag_set_grad_enabled(true);
 
     if (!no_bench) {
       ParamSet ps2 = {0};
       MultiHeadAttention big;
       MultiHeadAttention_init(&big, &ps2, "big", 256, 256, 256, 256, 8, 0.0f, false);
-      /* The input lives in host memory; each repetition copies it into a fresh arena. */
+      /* The input lives in host memory; each forward copies it into a fresh arena. */
       Tensor *x0 = tensor_randn(3, (int[]){32, 20, 256}, 0, 1);
       float *xs = xmalloc(sizeof(float) * (size_t)x0->size);
       tensor_to_host(x0, xs);
       ag_step_reset();
 #define BENCH_X() tensor_from(3, (int[]){32, 20, 256}, xs) /* (batch, n, hiddens) */
 #define BENCH_VL() tensor_full(1, (int[]){32}, 20.0f)     /* (batch) */
-      for (int pass = 0; pass < 2; pass++) { /* pass 0 warms caches and the arena */
-        double t0 = now_seconds();
-        for (int r = 0; r < bench_reps; r++) {
+      /* with gradients on, so that the tape records every op of the forward */
+      cost_par = count_forward(&big, false, BENCH_X(), BENCH_VL());
+      ag_step_reset();
+      cost_loop = count_forward(&big, true, BENCH_X(), BENCH_VL());
+      ag_step_reset();
+      printf("forward (32, 20, 256), 8 heads: parallel %ld ops, %.4f GFLOP in matrix products; "
+             "loop over heads %ld ops, %.4f GFLOP\n",
+             cost_par.ops, cost_par.gflop, cost_loop.ops, cost_loop.gflop);
+      if (bench_reps > 0) {
+        /* one forward at a time, the two ways alternating, so that a load that comes and goes
+         * on a shared machine hits both alike; the median and quartiles, not the mean */
+        ag_set_grad_enabled(false);
+        double *tp = xmalloc(sizeof(double) * (size_t)bench_reps);
+        double *tl = xmalloc(sizeof(double) * (size_t)bench_reps);
+        for (int r = -1; r < bench_reps; r++) { /* r = -1 warms caches and the arena */
+          double t0 = now_seconds();
           Tensor *x = BENCH_X();
           MultiHeadAttention_forward(&big, x, x, x, BENCH_VL(), false);
           ag_step_reset();
-        }
-        double t1 = now_seconds();
-        for (int r = 0; r < bench_reps; r++) {
-          Tensor *x = BENCH_X();
+          double t1 = now_seconds();
+          x = BENCH_X();
           mha_loop_over_heads(&big, x, x, x, BENCH_VL());
           ag_step_reset();
+          double t2 = now_seconds();
+          if (r >= 0) tp[r] = 1e3 * (t1 - t0), tl[r] = 1e3 * (t2 - t1);
         }
-        double t2 = now_seconds();
-        t_parallel_ms = 1e3 * (t1 - t0) / bench_reps;
-        t_loop_ms = 1e3 * (t2 - t1) / bench_reps;
+        qsort(tp, (size_t)bench_reps, sizeof *tp, cmp_double);
+        qsort(tl, (size_t)bench_reps, sizeof *tl, cmp_double);
+        for (int k = 0; k < 3; k++) {
+          t_par[k] = quantile(tp, bench_reps, 0.25 * (k + 1));
+          t_loop[k] = quantile(tl, bench_reps, 0.25 * (k + 1));
+        }
+        printf("timed, %d forwards each: parallel median %.2f ms (quartiles %.2f-%.2f), loop "
+               "over heads median %.2f ms (%.2f-%.2f)\n",
+               bench_reps, t_par[1], t_par[0], t_par[2], t_loop[1], t_loop[0], t_loop[2]);
+        free(tp), free(tl);
+        ag_set_grad_enabled(true);
       }
 #undef BENCH_X
 #undef BENCH_VL
       free(xs);
-      printf("forward (32, 20, 256), 8 heads: parallel %.2f ms, loop over heads %.2f ms "
-             "(mean of %d)\n",
-             t_parallel_ms, t_loop_ms, bench_reps);
       paramset_free(&ps2);
     }
-    ag_set_grad_enabled(true);
   }
 
   /***
 The two agree — typically bit for bit, because every output element is the same dot product
-summed in the same order either way. The times are this run's (a shared CPU is noisy; run with
-`--bench-reps 100` for steadier numbers). The batched call does the same arithmetic in fewer,
-larger pieces: one attention over `batch * num_heads` rows instead of `num_heads` attentions
-over `batch` rows, with three projections of full width instead of `3 * num_heads` thin ones.
-On a CPU at this size the two take about the same time (within a few tenths of a millisecond,
-either way round, from run to run): the batched form saves the per-head loop but pays for the
-copies `transpose_qkv` and `transpose_output` make of Q, K, V and the output. On a GPU, where
-every small kernel launch costs time, doing it in a few large launches is what matters.
+summed in the same order either way. They also do the same arithmetic: the matrix products
+add up to the same FLOPs. What differs is how it is cut up. The batched call runs one
+attention over `batch * num_heads` rows instead of `num_heads` attentions over `batch` rows,
+and three projections of full width instead of `3 * num_heads` thin ones: about a quarter of
+the ops, each $h$ times larger. (It pays for that with the copies `transpose_qkv` and
+`transpose_output` make of Q, K, V and the output.) On a GPU, where every op is at least one
+kernel launch costing a few microseconds whatever its size, the op count is what matters; on a
+CPU at this size the two take about the same time. These counts are the same on every machine;
+times are not — `--bench-reps 200` times both ways, alternating, and prints each one's median
+and quartiles, the spread saying how far this run's numbers can be trusted.
 
 ## What the Heads Attend To
 
@@ -310,10 +365,16 @@ these differences into useful specializations; lab 06 draws the heads of a train
     summary_ints(S, "book_check/attention_weights_shape", w_shape, 3);
     summary_int(S, "book_check/parameters", paramset_count(&ps));
     summary_num(S, "max_abs_diff_parallel_vs_loop", loop_diff);
-    summary_str(S, "timing_ms/config",
-                "batch 32, 20 queries/keys, 256 hiddens, 8 heads, forward only");
-    summary_num(S, "timing_ms/parallel", t_parallel_ms);
-    summary_num(S, "timing_ms/loop_over_heads", t_loop_ms);
+    summary_str(S, "cost/config", "batch 32, 20 queries/keys, 256 hiddens, 8 heads, forward only");
+    summary_int(S, "cost/parallel/ops", cost_par.ops);
+    summary_num(S, "cost/parallel/gflop", cost_par.gflop);
+    summary_int(S, "cost/loop_over_heads/ops", cost_loop.ops);
+    summary_num(S, "cost/loop_over_heads/gflop", cost_loop.gflop);
+    summary_int(S, "timing_ms/reps", bench_reps);
+    summary_floats(S, "timing_ms/parallel_quartiles", (const float[]){(float)t_par[0],
+                   (float)t_par[1], (float)t_par[2]}, 3);
+    summary_floats(S, "timing_ms/loop_over_heads_quartiles", (const float[]){(float)t_loop[0],
+                   (float)t_loop[1], (float)t_loop[2]}, 3);
     summary_int(S, "heads_demo/num_heads", demo_heads);
     summary_int(S, "heads_demo/num_hiddens", dh);
     summary_ints(S, "heads_demo/valid_lens", (const int[]){8, 5}, 2);
@@ -351,8 +412,8 @@ these differences into useful specializations; lab 06 draws the heads of a train
    head's slice of the concatenation before $\mathbf W_o$ at evaluation time and measure the
    BLEU drop per head; compare with the average attention entropy of each head.)
 3. `mha_loop_over_heads` in this file is the definition; the batched version is what the labs
-   use. Time both with `--bench-reps 100` for other shapes (edit the sizes): when does the loop
-   catch up, and why?
+   use. Count and time both (`--bench-reps 200`) for other shapes (edit the sizes): when does
+   the loop catch up, and why? Which of the two numbers would you trust on a shared machine?
 4. Our heads split `num_hiddens` among them. What would change (parameters, cost, outputs) if
    every head instead kept the full width $p_q = p_k = p_v = p_o$?
 */

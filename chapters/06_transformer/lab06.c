@@ -60,7 +60,7 @@ static void heatmap_grid(const char *out, const char *name, const float *rec, in
       float *dst = buf + (long)p * rows * cols;
       for (int i = 0; i < rows; i++)
         memcpy(dst + (long)i * cols, rec + ((long)p * R + i) * C, sizeof(float) * (size_t)cols);
-      snprintf(titles[p], sizeof titles[p], "layer %d, head %d", l + 1, h + 1);
+      snprintf(titles[p], sizeof titles[p], "Head %d", h + 1); /* the book's; rows are blocks */
       maps[p] = (HeatMap){titles[p], dst, rows, cols};
     }
   char *base = path_join(out, name);

@@ -72,13 +72,84 @@ else
 fi
 
 # ---------------------------------------------------------------- the book's looks
-gp=$out/lab01/fit_sigmas.gp
+# lab01 draws each edition's figures on that edition's data. d2l 1.0's plot(): y_hat first in
+# the cycle's blue ('-'), the truth 'm--', the training data 'o' at alpha 0.5 in the next colour
+# (orange), legend y_hat, y; sharey=True. 0.17's plot_kernel_reg: d2l.plot(x, [y_truth, y_hat],
+# legend=['Truth', 'Pred']) -> Truth '-', Pred 'm--', the same points.
+for f in fit_kernels fit_sigmas; do
+  gp=$out/lab01/$f.gp
+  [ -f "$gp" ] || continue
+  check "lab01 $f (1.0): y_hat solid blue ('-')" grep -qE "index 0 using 1:2 with lines lw [0-9.]+ dt solid lc rgb '#1f77b4' title 'y_hat'" "$gp"
+  check "lab01 $f (1.0): y dashed magenta ('m--')" grep -qE "index 1 using 1:2 with lines lw [0-9.]+ dt \([0-9.]+,[0-9.]+\) lc rgb '#bf00bf' title 'y'" "$gp"
+  check "lab01 $f (1.0): training points orange at alpha 0.5" grep -qE "index 2 using 1:2 with points .*lc rgb '#80ff7f0e'" "$gp"
+  check "lab01 $f (1.0): one shared y range on the 4 panels" test "$(grep -c '^set yrange' "$gp")/$(grep '^set yrange' "$gp" | sort -u | wc -l)" = 4/1
+done
+gp=$out/lab01/fit_kernels.gp
 if [ -f "$gp" ]; then
-  # plot_kernel_reg: d2l.plot(x, [y_truth, y_hat], legend=['Truth', 'Pred']) -> '-' then 'm--';
-  # the training data 'o' with alpha=0.5 in the next colour of the cycle (orange)
-  check "lab01: Truth solid blue ('-')" grep -qE "index 0 using 1:2 with lines lw [0-9.]+ dt solid lc rgb '#1f77b4' title 'Truth'" "$gp"
-  check "lab01: Pred dashed magenta ('m--')" grep -qE "index 1 using 1:2 with lines lw [0-9.]+ dt \([0-9.]+,[0-9.]+\) lc rgb '#bf00bf' title 'Pred'" "$gp"
-  check "lab01: training points orange at alpha 0.5" grep -qE "index 2 using 1:2 with points .*lc rgb '#80ff7f0e'" "$gp"
+  check "lab01 fit_kernels (1.0): the kernel names are the x labels" bash -c "grep '^set xlabel' '$gp' | cut -d\' -f2 | tr '\n' ' ' | grep -qx 'Gaussian Boxcar Constant Epanechnikov '"
+fi
+gp=$out/lab01/kernels.gp
+if [ -f "$gp" ]; then
+  check "lab01 kernels (1.0): the kernel names are the x labels" bash -c "grep '^set xlabel' '$gp' | cut -d\' -f2 | tr '\n' ' ' | grep -qx 'Gaussian Boxcar Constant Epanechnikov '"
+fi
+gp=$out/lab01/fit_average.gp
+if [ -f "$gp" ]; then
+  check "lab01 fit_average (0.17): Truth solid blue ('-')" grep -qE "index 0 using 1:2 with lines lw [0-9.]+ dt solid lc rgb '#1f77b4' title 'Truth'" "$gp"
+  check "lab01 fit_average (0.17): Pred dashed magenta ('m--')" grep -qE "index 1 using 1:2 with lines lw [0-9.]+ dt \([0-9.]+,[0-9.]+\) lc rgb '#bf00bf' title 'Pred'" "$gp"
+  check "lab01 fit_average (0.17): training points orange at alpha 0.5" grep -qE "index 2 using 1:2 with points .*lc rgb '#80ff7f0e'" "$gp"
+fi
+# The data behind them, from the .dat files: 1.0's rows are 2 sin x + x with 40 noisy points
+# around it (torch.randn: std 1), 0.17's 2 sin x + x^0.8 with 50 (std 0.5).
+if [ -f "$out/lab01/fit_kernels.dat" ]; then
+  python3 - "$out/lab01" >"$tmp/lab01data.log" 2>&1 <<'PY'
+import math, os, sys
+sys.path.insert(0, "tests/tools")
+from figcheck import dat_blocks
+d = sys.argv[1]
+f10 = lambda x: 2 * math.sin(x) + x
+f17 = lambda x: 2 * math.sin(x) + x ** 0.8
+def check(name, fig, f, n_train, std, panels, truth_at):
+    blocks = dat_blocks(os.path.join(d, fig + ".dat"))
+    bad = []
+    if len(blocks) != 3 * panels:
+        bad.append("%d data blocks, want %d" % (len(blocks), 3 * panels))
+    for p in range(min(panels, len(blocks) // 3)):
+        truth, train = blocks[3 * p + truth_at], blocks[3 * p + 2]
+        xs = [r[0] for r in truth]
+        if len(truth) != 50 or any(abs(x - 0.1 * i) > 1e-5 for i, x in enumerate(xs)):
+            bad.append("panel %d: the truth is not drawn at x = 0, 0.1, ..., 4.9" % (p + 1))
+        # 1e-4: the .dat holds 6 significant digits of a float32 value below 10
+        worst = max((abs(y - f(x)) for x, y in truth), default=math.inf)
+        if worst > 1e-4:
+            bad.append("panel %d: the truth is off %s by %.3g" % (p + 1, name, worst))
+        if len(train) != n_train:
+            bad.append("panel %d: %d training points, want %d" % (p + 1, len(train), n_train))
+        elif train:
+            r = [y - f(x) for x, y in train]
+            m = sum(r) / len(r)
+            sd = math.sqrt(sum((v - m) ** 2 for v in r) / (len(r) - 1))
+            # the sample std of n >= 40 normal draws stays within +-50% of their std
+            # (4.5 standard errors): the noise's scale; the truth and the count tell the editions apart
+            if not (0.5 * std <= sd <= 1.5 * std) or abs(m) > 0.8 * std:
+                bad.append("panel %d: training residuals mean %.2f, std %.2f, want N(0, %g)"
+                           % (p + 1, m, sd, std))
+    print(("FAIL " if bad else "ok   ") + "%s: %s" % (fig, "; ".join(bad) or
+          "%d panel(s), %s, %d training points" % (panels, name, n_train)))
+    return not bad
+# the truth is each panel's second series in 1.0 (y_hat, y), its first in 0.17 (Truth, Pred)
+good = [check("2 sin x + x", f, f10, 40, 1.0, 4, 1) for f in ("fit_kernels", "fit_sigmas")]
+good.append(check("2 sin x + x^0.8", "fit_average", f17, 50, 0.5, 1, 0))
+sys.exit(0 if all(good) else 1)
+PY
+  rc=$?
+  while read -r line; do
+    case $line in
+      ok*) ok "lab01 data ${line#ok   }" ;;
+      FAIL*) bad "lab01 data ${line#FAIL }" ;;
+      *) bad "lab01 data check: $line" ;;
+    esac
+  done <"$tmp/lab01data.log"
+  [ $rc -eq 0 ] || [ -s "$tmp/lab01data.log" ] || bad "lab01 data check exited $rc"
 fi
 # one text size for every line plot (lab01's rows were smaller and thinner than the rest)
 sizes=$(grep -l 'plot_axes_row\|animator' "$out"/*/*.gp 2>/dev/null | xargs -r grep -ho "pngcairo size [0-9]*,[0-9]* noenhanced font 'DejaVu Sans,[0-9.]*'" | sed "s/.*,//; s/'//" | sort -u)
@@ -97,6 +168,22 @@ fi
 for gp in "$out"/lab0[136]/loss.gp "$out"/lab07/vit_training.gp; do
   [ -f "$gp" ] || continue
   check "$(basename "$(dirname "$gp")")/$(basename "$gp" .gp): the Animator's ylabel" grep -qE "^set ylabel '(loss|loss, accuracy)'" "$gp"
+done
+# d2l 0.17's Animator(xlabel='epoch', ylabel='loss', ...) passes no legend: it draws none
+gp=$out/lab01/loss.gp
+if [ -f "$gp" ]; then
+  check "lab01/loss: no legend, as 0.17's Animator" grep -qx 'unset key' "$gp"
+fi
+# lab06: show_heatmaps(..., titles=['Head %d' % i for i in range(1, 5)]): "Head h" on every
+# panel, the rows (blocks) unlabelled
+for gp in "$out"/lab06/*attention.gp; do
+  [ -f "$gp" ] || continue
+  t=$(grep '^set title' "$gp" | sed 's/ font.*//; s/ offset.*//')
+  if [ -n "$t" ] && ! echo "$t" | grep -qvE '^set title "Head [0-9]+"$'; then
+    ok "lab06/$(basename "$gp" .gp): panel titles 'Head h', as the book's"
+  else
+    bad "lab06/$(basename "$gp" .gp): panel titles $(echo "$t" | head -2 | tr '\n' ' ')"
+  fi
 done
 gp=$out/lab07/cls_attention.gp
 if [ -f "$gp" ]; then

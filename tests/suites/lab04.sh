@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lab04 smoke run: builds ./lab04, runs the chapter (short timing), checks what it prints,
+# lab04 smoke run: builds ./lab04, runs the chapter (a short timing too), checks what it prints,
 # summary.json and the per-head heatmap; checks --heads and the flag errors.
 # Run from the repository root: bash tests/suites/lab04.sh. Ends with "N passed, N failed, N skipped".
 set -u
@@ -7,7 +7,7 @@ set -u
 
 suite_build lab04
 
-./lab04 --bench-reps 2 --out "$tmp/run" >"$tmp/run.log" 2>&1
+./lab04 --bench-reps 3 --out "$tmp/run" >"$tmp/run.log" 2>&1
 rc=$?
 if [ $rc -eq 0 ]; then ok "./lab04 exits 0"; else
   bad "./lab04 exited $rc"
@@ -25,7 +25,14 @@ if [ -n "$diff" ] && awk -v d="$diff" 'BEGIN { exit !(d + 0 <= 1e-5) }'; then
 else
   bad "parallel vs loop difference '$diff'"
 fi
-check "timing line" grep -q '^forward (32, 20, 256), 8 heads: parallel [0-9.]* ms' "$tmp/run.log"
+# the loop-vs-parallel counts: the same matrix-product FLOPs in fewer ops (machine-independent)
+cnt=$(sed -n 's/^forward (32, 20, 256), 8 heads: parallel \([0-9]*\) ops, \([0-9.]*\) GFLOP in matrix products; loop over heads \([0-9]*\) ops, \([0-9.]*\) GFLOP$/\1 \2 \3 \4/p' "$tmp/run.log")
+if [ -n "$cnt" ] && echo "$cnt" | awk '{ exit !($1 > 0 && $3 >= 2 * $1 && $2 > 0 && $2 == $4) }'; then
+  ok "counts: parallel and loop do the same GFLOP, the loop in at least twice the ops ($cnt)"
+else
+  bad "counts line: '$cnt' (want: parallel ops, GFLOP, loop ops >= 2x, the same GFLOP)"
+fi
+check "--bench-reps 3: median and quartiles of both ways" grep -qE '^timed, 3 forwards each: parallel median [0-9.]+ ms \(quartiles [0-9.]+-[0-9.]+\), loop over heads median [0-9.]+ ms' "$tmp/run.log"
 n=$(grep -c '^example [12], head [1-4]: argmax key per query:' "$tmp/run.log")
 if [ "$n" = 8 ]; then ok "8 per-head argmax lines"; else bad "per-head lines: $n, want 8"; fi
 # example 2 has valid length 5: no query may pick a padded key 5..7
@@ -39,7 +46,7 @@ check "no NaN printed" bash -c "! grep -qi 'nan' '$tmp/run.log'"
 sum="$tmp/run/summary.json"
 if [ -s "$sum" ]; then ok "summary.json written"; else bad "no summary.json"; fi
 for key in transpose_qkv_shape book_check output_shape attention_weights_shape \
-  max_abs_diff_parallel_vs_loop timing_ms heads_demo weights; do
+  max_abs_diff_parallel_vs_loop cost timing_ms heads_demo weights; do
   grep -q "\"$key\":" "$sum" 2>/dev/null && ok "summary.json has \"$key\"" ||
     bad "summary.json lacks \"$key\""
 done
@@ -58,7 +65,9 @@ fi
 AL_NO_GNUPLOT=1 ./lab04 --heads 8 --no-bench --out "$tmp/h8" >"$tmp/h8.log" 2>&1
 n=$(grep -c '^example [12], head [1-8]: argmax' "$tmp/h8.log")
 if [ "$n" = 16 ]; then ok "--heads 8: 16 panels"; else bad "--heads 8: $n lines, want 16"; fi
-check "--no-bench skips the timing" bash -c "! grep -q '^forward (32' '$tmp/h8.log'"
+check "--no-bench skips the counts" bash -c "! grep -q '^forward (32' '$tmp/h8.log'"
+AL_NO_GNUPLOT=1 ./lab04 --out "$tmp/plain" >"$tmp/plain.log" 2>&1
+check "by default: the counts and no timing" bash -c "grep -q '^forward (32' '$tmp/plain.log' && ! grep -q '^timed' '$tmp/plain.log'"
 ./lab04 --heads 3 --out "$tmp/bad" >"$tmp/bad.log" 2>&1
 rc=$?
 if [ $rc -ne 0 ] && grep -q -- '--heads must divide' "$tmp/bad.log"; then ok "--heads 3 rejected (exit $rc)"; else

@@ -6,7 +6,8 @@ layout arithmetic:
   * every data block with a finite point is drawn (its 'index k' is in a plot command);
   * a line-style series whose points include one with no finite neighbour (one epoch, one
     validation point) is drawn with markers, since a lone point draws no line;
-  * every line-plot panel (plot_axes_row, animator) has a y label;
+  * every line-plot panel (plot_axes_row, animator) has a y label, or shares its y range with
+    a labelled panel of its row (sharey=True: the axis is labelled once);
   * no panel title is wider than its panel, measured with the real advance widths of the font
     (DejaVu Sans, read from the font file by ttfwidth.py; 0.62 em per character otherwise);
   * the image exists and is not empty when gnuplot is installed (--need-image).
@@ -95,6 +96,13 @@ def check_figure(gp_path, need_image):
         for clause in re.findall(r"gp_dat index (\d+) ([^\\\n]*)", pn):
             drawn[int(clause[0])] = clause[1]
     npanels = len(panels)
+    yranges = [re.search(r"^set yrange (.*)$", pn, re.M) for pn in panels]
+    yranges = [m.group(1) if m else None for m in yranges]
+    labelled = set()
+    for pn, yr in zip(panels, yranges):
+        yl = re.search(r"^set ylabel (.*)$", pn, re.M)
+        if yl and gp_string(yl.group(1)):
+            labelled.add(yr)
     for k, rows in enumerate(blocks):
         if kind == "lines":
             fin = [len(r) >= 2 and math.isfinite(r[0]) and math.isfinite(r[1]) for r in rows]
@@ -112,13 +120,14 @@ def check_figure(gp_path, need_image):
                 problems.append("%s: block %d has a point with no neighbour but is drawn without "
                                 "markers (%s): it is invisible" % (name, k, drawn[k].strip()[:60]))
 
+    shared = len(set(yranges)) == 1 and None not in yranges
     for i, pn in enumerate(panels):
         label = pn.split("\n", 1)[0].strip()
         t = re.search(r"^set title (.*)$", pn, re.M)
         title = gp_string(t.group(1)) if t else ""
         if kind == "lines":
             yl = re.search(r"^set ylabel (.*)$", pn, re.M)
-            if not yl or not gp_string(yl.group(1)):
+            if (not yl or not gp_string(yl.group(1))) and not (shared and yranges[i] in labelled):
                 problems.append("%s: panel %s has no y label" % (name, label))
             panel_w = W / npanels
             tpt = title_pt

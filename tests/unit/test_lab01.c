@@ -100,6 +100,31 @@ TEST(lab01_generated_data_matches_the_book_recipe) {
   CHECK(q[0] == 0.0f && q[3] == (float)0.30000000000000004 && q[49] == (float)(49 * 0.1));
 }
 
+TEST(lab01_generated_data_of_the_1_0_edition) {
+  /* d2l 1.0: 2 sin x + x (not 0.17's x^0.8), torch.randn noise, from its own stream */
+  CHECK(fabsf(lab01_f10(2.0f) - (2.0f * sinf(2.0f) + 2.0f)) < 1e-6f);
+  CHECK(fabsf(lab01_f10(4.0f) - lab01_f(4.0f)) > 0.5f); /* 4 - 4^0.8 = 0.97 */
+  float x[40], y[40], x2[40], y2[40];
+  Rng r, r2;
+  rng_init(&r, 7);
+  rng_init(&r2, 7);
+  lab01_make_data10(&r, 40, x, y);
+  lab01_make_data10(&r2, 40, x2, y2);
+  double s = 0, ss = 0;
+  for (int i = 0; i < 40; i++) {
+    CHECK(x[i] >= 0.0f && x[i] < 5.0f);
+    if (i) CHECK(x[i - 1] <= x[i]);
+    CHECK(x[i] == x2[i] && y[i] == y2[i]); /* the same stream, the same data */
+    double e = (double)y[i] - lab01_f10(x[i]);
+    s += e;
+    ss += e * e;
+  }
+  /* N(0, 1): the rms of 40 draws lies in [0.5, 1.5] (4.5 standard errors either way) */
+  const double rms = sqrt(ss / 40);
+  CHECK(rms > 0.5 && rms < 1.5);
+  CHECK(fabs(s / 40) < 0.8);
+}
+
 TEST(lab01_unsupported_queries_are_marked_not_silent) {
   if (!have_exercises("lab01_unsupported_queries_are_marked_not_silent")) return;
   /* keys at 0, 0.5, 4.5, 5: the query 2.5 is 2 away from every key */
