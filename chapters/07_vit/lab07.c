@@ -283,14 +283,11 @@ machine the batch runs as two halves side by side, with gradients that add up to
   long first_step_images = 0;
   long train_images = 0, step = 0;
   int epochs_done = 0;
-  /* only the parameters' gradients are read after backward: each activation's gradient buffer
-   * is reused once its node is done (the book preset's peak RSS 1.56 GB -> see make bench) */
-  ag_set_release_grads(true);
   ViTStep *stepper = vit_step_new(&net, &ps, forward, vit_loss);
   for (int epoch = 0; epoch < epochs && (steps == 0 || step < steps); epoch++) {
     int *order = fashion_mnist_order(train.n, &g_rng);
-    double loss_sum = 0, part_sum = 0;
-    long seen = 0, part_seen = 0;
+    double loss_sum = 0, quarter_sum = 0;
+    long seen = 0, quarter_seen = 0;
     double t0 = now_seconds(), f0 = gemm_flops();
     for (int bi = 0; bi < batches_per_epoch && (steps == 0 || step < steps); bi++, step++) {
       int start = bi * BS, bs = train.n - start < BS ? train.n - start : BS;
@@ -298,22 +295,23 @@ machine the batch runs as two halves side by side, with gradients that add up to
       Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});          /* (bs) */
       fashion_mnist_batch(&train, order, start, bs, S, Xh->data, yh->data); /* straight in */
       paramset_zero_grad(&ps);
-      double lv = vit_step_backward(stepper, Xh->data, yh->data, bs, 1, S); /* forward, loss, backward */
+      /* forward, loss and backward (how the batch runs: vit_step.c) */
+      double lv = vit_step_backward(stepper, Xh->data, yh->data, bs, 1, S);
       SGD_step(&trainer);
       ag_step_reset();
       if (step == 0) first_step_time = now_seconds() - t0, first_step_images = bs;
       if (!isfinite(lv)) die("lab07: the training loss became %g at step %ld; lower --lr", lv, step);
       loss_sum += lv * bs;
       seen += bs;
-      part_sum += lv * bs;
-      part_seen += bs;
+      quarter_sum += lv * bs;
+      quarter_seen += bs;
       /* the book's board plots the training loss a few times per epoch: here the means of
        * the epoch's four quarters (the last one is drawn with the validation points) */
       if (bi + 1 < batches_per_epoch &&
           (bi + 1) * 4 / batches_per_epoch != bi * 4 / batches_per_epoch) {
-        double ys[3] = {part_sum / part_seen, NAN, NAN};
+        double ys[3] = {quarter_sum / quarter_seen, NAN, NAN};
         animator_add(animator, epoch + (double)(bi + 1) / batches_per_epoch, ys);
-        part_sum = 0, part_seen = 0;
+        quarter_sum = 0, quarter_seen = 0;
       }
     }
     double dt = now_seconds() - t0;
@@ -325,7 +323,7 @@ machine the batch runs as two halves side by side, with gradients that add up to
     train_loss[epoch] = loss_sum / (seen ? seen : 1);
     val_loss[epoch] = ev.loss;
     val_acc[epoch] = ev.acc;
-    double ys[3] = {part_seen ? part_sum / part_seen : NAN, ev.loss, ev.acc};
+    double ys[3] = {quarter_seen ? quarter_sum / quarter_seen : NAN, ev.loss, ev.acc};
     animator_add(animator, epoch + (double)seen / train.n, ys); /* < 1 epoch with --steps */
     epochs_done = epoch + 1;
     /* one throughput per run: every line shows the rate over all epochs so far */
@@ -335,7 +333,6 @@ machine the batch runs as two halves side by side, with gradients that add up to
            n_val < test.n ? " (validation on a subset: --steps)" : "");
     fflush(stdout);
   }
-  ag_set_release_grads(false);
   vit_step_free(stepper);
   figure_saved(curve_base, animator_close(animator));
   free(curve_base);

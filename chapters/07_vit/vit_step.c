@@ -119,7 +119,11 @@ static float part_backward(const ViTStep *s, ViT *m, const float *X, const float
   Tensor *loss = s->loss(logits, tensor_to(yh, dv)); /* (1) */
   float l;
   tensor_to_host(loss, &l); /* the one number a step reads back */
+  /* only the parameters' gradients are read after it: each activation's gradient buffer is
+   * reused once its node is done (a large share of the book preset's peak memory) */
+  ag_set_release_grads(true);
   ag_backward(n == bs ? loss : t_scale(loss, (float)n / (float)bs));
+  ag_set_release_grads(false);
   return l;
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# lab07_student: the student's code is the code that trains. In a copy of the tree, the
+# solutions' exercise files are copied over the stubs in labs/ and lab07 is built with
+# VARIANT=labs: a few steps must print the same losses as the solutions build (so the student's
+# block, attention and embedding run on the default path, with nothing of the solutions' in
+# it). Then a planted bug in the copied ViTBlock_forward (its attention residual dropped) must
+# change the loss, and the lab must say in one line that the <cls>-only last block does not
+# agree with it and run the student's block instead.
+# Run from the repository root: bash tests/suites/lab07_student.sh. Ends with "N passed, N failed, N skipped".
+set -u
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin lab07_student
+export AL_NO_GNUPLOT=1
+
+suite_build lab07
+args=(--steps 6 --show 1)
+./lab07 "${args[@]}" --out "$tmp/sol" >"$tmp/sol.log" 2>&1
+if grep -q 'Fashion-MNIST file .* not found' "$tmp/sol.log"; then
+  skip "training runs: Fashion-MNIST not found (apt-get install dataset-fashion-mnist)"
+  suite_end
+  exit
+fi
+# the lines that hold numbers a run computes (not its timing)
+losses() { grep -E '^(epoch|test image|parameters)' "$1" | sed 's/, [0-9.]* images\/sec//'; }
+check "solutions build: an epoch line" grep -q '^epoch 1/1: train loss' "$tmp/sol.log"
+
+# the copy: sources, and build/obj's common objects (timestamps kept, so they are reused)
+w="$tmp/tree"
+mkdir -p "$w/build"
+cp -a Makefile common cuda chapters labs solutions tests docs "$w/" 2>/dev/null
+[ -d build/obj ] && cp -a build/obj build/flags-*.stamp build/libcommon.a "$w/build/" 2>/dev/null
+for f in solutions/lab*/*; do cp "$f" "$w/labs/${f#solutions/}"; done # with their private headers
+mkl() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s -C "$w" VARIANT=labs lab07; }
+if ! mkl >"$tmp/labs-build.log" 2>&1; then
+  bad "make VARIANT=labs lab07 with the solutions copied into labs/ failed:"
+  tail -20 "$tmp/labs-build.log"
+  suite_end
+  exit 1
+fi
+ok "make VARIANT=labs lab07 (the solutions' exercises in labs/)"
+# the copy runs from the repository root, so it finds the data where ./lab07 did
+"$w/lab07" "${args[@]}" --out "$tmp/lab" >"$tmp/lab.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ -n "$(losses "$tmp/sol.log")" ] && diff <(losses "$tmp/sol.log") <(losses "$tmp/lab.log") >"$tmp/diff"; then
+  ok "VARIANT=labs trains to the solutions' losses ($(losses "$tmp/lab.log" | grep '^epoch' | cut -c1-60))"
+else
+  bad "VARIANT=labs run (exit $rc) differs from the solutions':"
+  head -10 "$tmp/diff"
+fi
+check "VARIANT=labs: no disagreement note for the solutions' block" bash -c "! grep -q 'note: ViTBlock_forward' '$tmp/lab.log'"
+
+# the plant: ViTBlock_forward without its attention residual, in the student's copy only
+blk="$w/labs/lab07/vit_block.c"
+sed -i 's/^  X = t_add(X, A);$/  X = A; \/* planted *\//' "$blk"
+if ! grep -q planted "$blk"; then
+  bad "could not plant the bug in $blk (the solution changed? update the sed)"
+elif ! mkl >"$tmp/plant-build.log" 2>&1; then
+  bad "make VARIANT=labs lab07 with the planted bug failed"
+  tail -5 "$tmp/plant-build.log"
+else
+  "$w/lab07" "${args[@]}" --out "$tmp/plant" >"$tmp/plant.log" 2>&1
+  n=$(grep -c "note: ViTBlock_forward's <cls> row differs" "$tmp/plant.log")
+  if [ "$n" = 1 ]; then ok "planted block: one line says the <cls>-only block disagrees"; else
+    bad "planted block: $n disagreement lines, want 1"
+  fi
+  a=$(losses "$tmp/lab.log" | grep '^epoch')
+  b=$(losses "$tmp/plant.log" | grep '^epoch')
+  if [ -n "$b" ] && [ "$a" != "$b" ]; then ok "planted block: the loss changes ($(echo "$b" | cut -c1-60))"; else
+    bad "planted block: the loss line '$b' is the unplanted one's: the student's block is not on the path"
+  fi
+fi
+suite_end
