@@ -8,7 +8,7 @@
  * This is the op's front (checks, output, tape); the loops are the device's additive_scores
  * kernel (common/cpu/cpu_fused.c on the CPU). */
 #include "../../common/backend.h"
-#include "lab03/lab03.h"
+#include "seq2seq_attention_fast.h"
 
 static void scores_backward(Tensor *out) {
   Tensor *q = out->in[0], *kp = out->in[1], *wv = out->in[2];

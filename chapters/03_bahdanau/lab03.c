@@ -33,6 +33,7 @@ Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `ou
 #include "../../common/seq2seq.h"
 #include "../../common/util.h"
 #include "lab03/lab03.h"
+#include "seq2seq_attention_fast.h"
 
 static double max_abs_diff(const Tensor *a, const Tensor *b) {
   const float *ah = host_read(a), *bh = host_read(b);
@@ -111,7 +112,7 @@ int main(int argc, char **argv) {
        "OpenMP threads (default 0: the preset's; where two run, the two halves of each batch "
        "train side by side, one thread each; 1: everything on one thread)"},
       {"--unfused", OPT_FLAG, &unfused,
-       "train with your readable exercise functions instead of the fused kernels (slower)"},
+       "train with your exercise functions without trying the fast path (slower)"},
       {NULL, 0, NULL, NULL}};
   static const char *const presets[] = {"d2l-0.17", "d2l-1.0", NULL};
   cli_lab_info(&(CliLabInfo){presets, "the book's two editions (see the chapter text)", 1,
@@ -154,28 +155,30 @@ context is concatenated with the embedding of the previous output token and fed 
 whose top-layer output goes through a dense layer to the vocabulary. The decoder's initial
 state is the encoder's final state (all layers).
 
-Two things are specific to this implementation. The keys do not change from one decoding step to
-the next, so the decoder projects them by $\mathbf W_k$ once per sentence instead of at every
-step — the same numbers, fewer products. Exercise 3.3 (`additive_attention_cached`) writes that
-step with ordinary ops; the model trains with its scores fused into one tape node
-(`additive_scores_fused`) and your lab02 `masked_softmax`. Likewise the GRU cell it trains with
-is fused: one tape node per step with a hand-written backward (`rnn_cell_fused` in `rnn_cell.c`).
-Your readable `gru_cell` (exercise 3.1) is the definition the fused cell is checked against
-below (the unit tests check the fused scores the same way), and `--unfused` trains with your
-cells and attention step instead.
+The model is yours. `seq2seq_attention.c` writes the encoder and decoder as the book's classes
+do, and every step calls your exercises: `gru_cell` (3.1) or `lstm_cell` (3.2) in each layer,
+and `additive_attention_cached` (3.3) for the context. The keys do not change from one decoding
+step to the next, so the decoder projects them by $\mathbf W_k$ once per sentence, and 3.3 takes
+them projected — the same numbers as lab 02's `AdditiveAttention`, fewer products.
 
-Three more shortcuts keep the numbers and skip arithmetic. An embedding followed by a linear
-layer is a table lookup followed by a product, and the product can come first: the first GRU
-layer's input projection $\mathbf W_{xh}$ is applied to the embedding table (194 source words at
-`--preset d2l-1.0`) instead of to every token of the batch (1,152), and each token picks its row.
-Keys past a sentence's valid length get weight 0, so $\mathbf W_k$ projects only the valid ones.
-And a sentence whose target has ended leaves the decoder: the trainer sorts a batch by target
-length, and at step $t'$ the decoder runs only the rows still inside their targets (the loss
-weighs the others 0, and the decoder is causal). `tests/unit/test_seq2seq_trim.c` checks loss and
-gradients against your readable functions, which do none of this.
+The same model has a fast path beside it, `seq2seq_attention_fast.c`: the same numbers up to
+float rounding, less arithmetic. Each GRU step is one fused tape node with a hand-written
+backward (`rnn_cell_fused`) instead of a dozen small ops, and so are the additive scores
+(`additive_scores_fused`). An embedding followed by a linear layer projects the table (194 source
+words at `--preset d2l-1.0`) instead of every token of the batch (1,152). $\mathbf W_k$ projects
+only the keys inside a sentence's valid length. And a sentence whose target has ended leaves the
+decoder: the trainer sorts a batch by target length, and at step $t'$ the decoder runs only the
+rows still inside their targets (the loss weighs the others 0, and the decoder is causal).
+
+The fast path stands in for your code only where it computes what your code computes: before
+training, the lab runs one batch of 16 training pairs through both, in eval mode, and compares
+the loss and every gradient (to $10^{-4}$ relative: both round float32 sums in their own order).
+It prints the outcome in one line; where they differ — a bug in your cell, or in the fast path —
+it trains with your code. `--unfused` skips the fast path altogether.
 
 First the book's shape check: a decoder with a vocabulary of 10, embedding 8, 16 hidden units
-and 2 layers, on a batch of 4 sequences of 7 steps.
+and 2 layers, on a batch of 4 sequences of 7 steps. Then one step of your cell beside the fused
+one, on the same weights and random inputs: where a gate is wrong, it shows here first.
 */
   {
     ParamSet ps = {0};
@@ -251,11 +254,8 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
   BahdanauNet_init(&net, kind, akind, d->src_vocab->size, d->tgt_vocab->size, hp.embed,
                    hp.hidden, hp.layers, hp.dropout);
   if (cfg.preset == NMT_D2L_10) d2l10_lazy_init(&net);
-  Seq2SeqModel model = BahdanauNet_model(&net);
-  if (unfused) {
-    BahdanauNet_set_reference(&net, true);
-    printf("--unfused: training with gru_cell / lstm_cell and additive_attention_cached\n");
-  }
+  /* your exercises, or the fast path where it agrees with them on this run's data */
+  Seq2SeqModel model = unfused ? BahdanauNet_model(&net) : BahdanauNet_checked_model(&net, d);
   printf("%s, %s attention: %ld parameters\n", model.name, attn_name, paramset_count(&net.ps));
 
   Seq2SeqTrainResult res = {0};
@@ -400,7 +400,7 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
     BahdanauNet_init(&base, RNN_GRU, ATTN_ADDITIVE, d->src_vocab->size, d->tgt_vocab->size,
                      hp.embed, hp.hidden, hp.layers, hp.dropout);
     if (cfg.preset == NMT_D2L_10) d2l10_lazy_init(&base);
-    Seq2SeqModel bm = BahdanauNet_model(&base);
+    Seq2SeqModel bm = unfused ? BahdanauNet_model(&base) : BahdanauNet_checked_model(&base, d);
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
                              .token_mean = hp.token_mean, .quiet = true};
     Seq2SeqTrainResult br;

@@ -1,6 +1,7 @@
-/* rnn_cell.c — GRU and LSTM for lab 03: the fused cell the models train with, and d2l's
- * multi-layer nn.GRU / nn.LSTM built on it. The cell's loops are the device's rnn_cell kernel
- * (common/cpu/cpu_rnn.c on the CPU); here is its front: checks, output, tape.
+/* rnn_cell.c — lab 03's fast path for the GRU and LSTM: the fused cell, and d2l's multi-layer
+ * nn.GRU / nn.LSTM run with it (the readable one, with the exercises' cells, is rnn.c). The
+ * cell's loops are the device's rnn_cell kernel (common/cpu/cpu_rnn.c on the CPU); here is its
+ * front: checks, output, tape.
  *
  * Why fused: written with the generic ops (exercises 3.1 and 3.2), one GRU step is about 15
  * tape nodes, each a pass over small (batch, H) arrays. Here the whole step — h @ W_hh + b_hh,
@@ -18,7 +19,7 @@
 #include <string.h>
 
 #include "../../common/backend.h"
-#include "lab03/lab03.h"
+#include "seq2seq_attention_fast.h"
 
 typedef struct CellSaved {
   RnnKind kind;
@@ -98,61 +99,16 @@ Tensor *rnn_cell_fused(RnnKind kind, Tensor *gx, Tensor *H, Tensor *C, Tensor *W
 
 /* ================================================================ multi-layer RNN */
 
-void RNN_init(RNN *r, ParamSet *ps, const char *name, RnnKind kind, int input_size,
-              int num_hiddens, int num_layers, float dropout) {
-  if (input_size <= 0 || num_hiddens <= 0 || num_layers < 1 || num_layers > 8)
-    tensor_error("RNN_init", "%s: input_size %d and num_hiddens %d must be positive and "
-                 "num_layers %d in [1, 8]", name, input_size, num_hiddens, num_layers);
-  if (!(dropout >= 0 && dropout < 1))
-    tensor_error("RNN_init", "%s: dropout %g must be in [0, 1)", name, (double)dropout);
-  memset(r, 0, sizeof *r);
-  r->kind = kind;
-  r->input_size = input_size;
-  r->num_hiddens = num_hiddens;
-  r->num_layers = num_layers;
-  r->dropout = dropout;
-  const int H = num_hiddens, G = (kind == RNN_GRU ? 3 : 4) * H;
-  const float bound = 1.0f / sqrtf((float)H);
-  char buf[256];
-  for (int l = 0; l < num_layers; l++) {
-    int in = l == 0 ? input_size : H;
-    RNNLayerParams *p = &r->layer[l];
-    snprintf(buf, sizeof buf, "%s.l%d.W_xh", name, l);
-    p->W_xh = param_new(ps, buf, 2, (const int[]){in, G});
-    snprintf(buf, sizeof buf, "%s.l%d.W_hh", name, l);
-    p->W_hh = param_new(ps, buf, 2, (const int[]){H, G});
-    snprintf(buf, sizeof buf, "%s.l%d.b_xh", name, l);
-    p->b_xh = param_new(ps, buf, 1, (const int[]){G});
-    snprintf(buf, sizeof buf, "%s.l%d.b_hh", name, l);
-    p->b_hh = param_new(ps, buf, 1, (const int[]){G});
-    /* d2l's xavier_init_weights on weight_ih (G, in) and weight_hh (G, H): fans in and G */
-    init_xavier_uniform(p->W_xh, in, G);
-    init_xavier_uniform(p->W_hh, H, G);
-    init_uniform(p->b_xh, -bound, bound);
-    init_uniform(p->b_hh, -bound, bound);
-  }
-}
-
 /* One layer over the whole sequence: GX = X @ W_xh + b_xh for all steps in one product (or GX
  * as given), then the fused cell step by step. X (T, B, in) -> (T, B, H). */
 static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor *GX, Tensor **Hs,
                              Tensor **Cs, bool from_zero) {
   const RNNLayerParams *p = &r->layer[l];
-  const int T = (GX ? GX : X)->shape[0], B = (GX ? GX : X)->shape[1], H = r->num_hiddens;
+  const int H = r->num_hiddens;
+  if (!GX) GX = t_linear(X, p->W_xh, p->b_xh); /* (T, B, G) */
+  const int T = GX->shape[0], B = GX->shape[1];
   Tensor *outs[512];
   Tensor *h = *Hs, *c = *Cs;
-  if (r->reference) { /* the exercises' readable cells, one step at a time */
-    for (int t = 0; t < T; t++) {
-      Tensor *x = t_view(t_slice(X, 0, t, t + 1), B, X->shape[2]); /* (B, in) */
-      h = r->kind == RNN_GRU ? gru_cell(p, x, h) : lstm_cell(p, x, h, c, &c);
-      if (!h) return NULL;
-      outs[t] = t_view(h, 1, B, H);
-    }
-    *Hs = h;
-    *Cs = c;
-    return T == 1 ? outs[0] : t_concat(outs, T, 0);
-  }
-  if (!GX) GX = t_linear(X, p->W_xh, p->b_xh); /* (T, B, G) */
   for (int t = 0; t < T; t++) {
     Tensor *o = cell_at(r->kind, GX, t, h, c, p->W_hh, p->b_hh, from_zero && t == 0);
     if (r->kind == RNN_LSTM) {
@@ -168,16 +124,15 @@ static Tensor *layer_forward(const RNN *r, int l, Tensor *X, Tensor *GX, Tensor 
   return T == 1 ? outs[0] : t_concat(outs, T, 0); /* (T, B, H) */
 }
 
-/* X (T, B, input_size), or GX0 (T, B, G): layer 0's input projection, computed by the caller. */
-static Tensor *rnn_forward(const RNN *r, Tensor *X, Tensor *GX0, const RNNState *state,
-                           RNNState *state_out, bool training) {
+Tensor *RNN_forward_fused(const RNN *r, Tensor *X, Tensor *GX0, const RNNState *state,
+                          RNNState *state_out, bool training) {
   char s[64];
   const int G = (r->kind == RNN_GRU ? 3 : 4) * r->num_hiddens;
-  if (GX0 ? GX0->ndim != 3 || GX0->shape[2] != G || GX0->shape[0] > 512 || r->reference
+  if (GX0 ? GX0->ndim != 3 || GX0->shape[2] != G || GX0->shape[0] > 512
           : !X || X->ndim != 3 || X->shape[2] != r->input_size || X->shape[0] > 512)
-    tensor_error("RNN_forward", "%s has shape %s, expected (num_steps <= 512, batch, %d)%s",
+    tensor_error("RNN_forward_fused", "%s has shape %s, expected (num_steps <= 512, batch, %d)",
                  GX0 ? "GX0" : "X", GX0 || X ? shape_str(GX0 ? GX0 : X, s, sizeof s) : "NULL",
-                 GX0 ? G : r->input_size, GX0 && r->reference ? " and the fused cells" : "");
+                 GX0 ? G : r->input_size);
   const int B = (GX0 ? GX0 : X)->shape[1], H = r->num_hiddens;
   Tensor *inp = X;
   for (int l = 0; l < r->num_layers; l++) {
@@ -185,20 +140,9 @@ static Tensor *rnn_forward(const RNN *r, Tensor *X, Tensor *GX0, const RNNState 
     Tensor *c = r->kind == RNN_LSTM ? (state ? state->C[l] : tensor_zeros(2, (const int[]){B, H}))
                                     : NULL;
     Tensor *out = layer_forward(r, l, inp, l == 0 ? GX0 : NULL, &h, &c, !state);
-    if (!out) return NULL;
     state_out->H[l] = h;
     state_out->C[l] = c;
     inp = l + 1 < r->num_layers ? t_dropout(out, r->dropout, training) : out;
   }
-  return inp;
-}
-
-Tensor *RNN_forward(const RNN *r, Tensor *X, const RNNState *state, RNNState *state_out,
-                    bool training) {
-  return rnn_forward(r, X, NULL, state, state_out, training);
-}
-
-Tensor *RNN_forward_projected(const RNN *r, Tensor *GX0, const RNNState *state,
-                              RNNState *state_out, bool training) {
-  return rnn_forward(r, NULL, GX0, state, state_out, training);
+  return inp; /* (T, B, H) */
 }

@@ -1,8 +1,8 @@
 /* lab03.h — Bahdanau attention: the recurrent layers (GRU, LSTM), Seq2SeqEncoder and
  * Seq2SeqAttentionDecoder of d2l's "Bahdanau Attention" section, and the exercises of lab 03.
- * The layers live in chapters/03_bahdanau/ (libchap.a); the exercise functions in
- * labs/lab03/ (stubs) and solutions/lab03/. Built with VARIANT=labs, the decoder runs
- * the student's lab02 masked_softmax / attention layers and the lab03 attention step. */
+ * The layers live in chapters/03_bahdanau/ (libchap.a) and call the exercise functions,
+ * labs/lab03/ (stubs) or solutions/lab03/, and lab02's masked_softmax and attention layers.
+ * (The lab's fast path, checked against these on each run, is seq2seq_attention_fast.h.) */
 #ifndef LAB03_H
 #define LAB03_H
 
@@ -29,22 +29,12 @@ Tensor *gru_cell(const RNNLayerParams *p, Tensor *X, Tensor *H);
  * *C_new = C' (batch, H). See labs/lab03/lstm_cell.c. */
 Tensor *lstm_cell(const RNNLayerParams *p, Tensor *X, Tensor *H, Tensor *C, Tensor **C_new);
 
-/* The fast cell the models train with (chapters/03_bahdanau/rnn_cell.c): the whole step — the
- * hidden projection h @ W_hh + b_hh, the gates and the new state — in one tape node, forward
- * and backward written by hand. gx (batch, G) is the input projection x @ W_xh + b_xh, computed
- * by the caller (for all time steps at once where it can). GRU: C must be NULL, returns H'
- * (batch, H). LSTM: returns (batch, 2H) = [H' | C']. Exercises 3.1 and 3.2 may not call it:
- * make grade refuses a file that does. */
-Tensor *rnn_cell_fused(RnnKind kind, Tensor *gx, Tensor *H, Tensor *C, Tensor *W_hh,
-                       Tensor *b_hh);
-
 /* d2l's multi-layer nn.GRU / nn.LSTM: num_layers layers, dropout on the outputs of every layer
  * but the last (training only). */
 typedef struct RNN {
   RnnKind kind;
   int input_size, num_hiddens, num_layers;
   float dropout;
-  bool reference; /* true: run the exercises' gru_cell / lstm_cell instead of the fused cell */
   RNNLayerParams layer[8];
 } RNN;
 /* Xavier-uniform weights (d2l's xavier_init_weights), biases U(-1/sqrt(H), 1/sqrt(H)) (PyTorch's
@@ -55,15 +45,12 @@ void RNN_init(RNN *r, ParamSet *ps, const char *name, RnnKind kind, int input_si
 typedef struct RNNState {
   Tensor *H[8], *C[8];
 } RNNState;
-/* Run the whole sequence X (num_steps, batch, input_size) from state (NULL: zeros). Returns the
- * last layer's outputs (num_steps, batch, H); *state_out gets the final state of every layer.
- * NULL when r->reference is set and an exercise cell is a stub. */
+/* Run the whole sequence X (num_steps, batch, input_size) from state (NULL: zeros), one
+ * gru_cell / lstm_cell (exercises 3.1, 3.2) per layer and step. Returns the last layer's outputs
+ * (num_steps, batch, H); *state_out (which may be state) gets the final state of every layer.
+ * NULL when the exercise cell is a stub. */
 Tensor *RNN_forward(const RNN *r, Tensor *X, const RNNState *state, RNNState *state_out,
                     bool training);
-/* The same with layer 0's input projection X @ W_xh + b_xh given, GX0 (num_steps, batch, G)
- * (the fused cells only): the encoder computes it from its embedding table (embedded_projection). */
-Tensor *RNN_forward_projected(const RNN *r, Tensor *GX0, const RNNState *state,
-                              RNNState *state_out, bool training);
 
 /* ================================================================ encoder and decoder */
 
@@ -90,20 +77,12 @@ typedef enum { ATTN_ADDITIVE = 0, ATTN_DOT = 1 } AttnKind;
 Tensor *additive_attention_cached(AdditiveAttention *a, Tensor *queries, Tensor *keys_proj,
                                   Tensor *values, Tensor *valid_lens, bool training);
 
-/* The additive scores in one fused tape node (chapters/03_bahdanau/additive_scores.c):
- * q (batch, queries, h) = W_q(queries), keys_proj (batch, keys, h), w_v (h, 1) ->
- * scores (batch, queries, keys) = w_v^T tanh(q_i + k_j). Exercise 3.3 may not call it: make
- * grade refuses a file that does. */
-Tensor *additive_scores_fused(Tensor *q, Tensor *keys_proj, Tensor *w_v);
-
 /* d2l's Seq2SeqAttentionDecoder. Each step: query = the last layer's hidden state, context =
  * attention over the encoder outputs, RNN input = [context, embedding], output = dense(top
  * hidden state). The first layer's input weights are kept as two blocks, the context rows and
- * the embedding rows (together d2l's weight_ih_l0), so the embedding half is projected for all
- * steps in one product. */
+ * the embedding rows (stacked, d2l's weight_ih_l0). */
 typedef struct Seq2SeqAttentionDecoder {
   AttnKind attn_kind;
-  bool reference;      /* true: exercise 3.3's attention step and the exercises' cells */
   AdditiveAttention attention;
   DotProductAttention dot;
   Embedding embedding;
@@ -115,8 +94,7 @@ typedef struct Seq2SeqAttentionDecoder {
   Tensor *keys_proj;   /* (batch, num_steps, H): W_k(enc_outputs), additive only */
   Tensor *enc_valid_lens; /* (batch) */
   RNNState state;
-  Tensor *attention_weights; /* (batch, 1, num_steps) of the last step (training with packing,
-                                forward_packed: the rows still running at that step) */
+  Tensor *attention_weights; /* (batch, 1, num_steps) of the last step */
 } Seq2SeqAttentionDecoder;
 void Seq2SeqAttentionDecoder_init(Seq2SeqAttentionDecoder *d, ParamSet *ps, RnnKind kind,
                                   AttnKind attn, int vocab_size, int embed_size,
@@ -134,20 +112,13 @@ typedef struct BahdanauNet {
   Seq2SeqAttentionDecoder decoder;
   ParamSet ps;
   char tag[160]; /* checkpoint model tag: kind, attention, sizes */
-  struct {       /* BahdanauNet_init's arguments: a training twin is built from them */
-    RnnKind kind;
-    AttnKind attn;
-    int src_vocab, tgt_vocab, embed_size, num_hiddens, num_layers;
-    float dropout;
-  } cfg;
 } BahdanauNet;
 void BahdanauNet_init(BahdanauNet *n, RnnKind kind, AttnKind attn, int src_vocab,
                       int tgt_vocab, int embed_size, int num_hiddens, int num_layers,
                       float dropout);
+/* The model as train_seq2seq and predict_seq2seq take it: the functions above, so every step
+ * runs the exercises. */
 Seq2SeqModel BahdanauNet_model(BahdanauNet *n);
-/* Train and decode with the exercises' readable functions (gru_cell / lstm_cell,
- * additive_attention_cached) instead of the fused kernels: the same model, slower. */
-void BahdanauNet_set_reference(BahdanauNet *n, bool on);
 void BahdanauNet_free(BahdanauNet *n);
 
 #endif

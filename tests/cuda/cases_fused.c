@@ -4,7 +4,7 @@
  * one query, 10 keys), whole-sequence scores (64, 10, 9) and no keys at all (the launchers
  * then launch nothing and the gradients stay 0); one shape with no gradients (the
  * forward keeps no tanh values then) and one where only the keys and w_v want theirs (dq NULL). */
-#include "../../labs/lab03/lab03.h"
+#include "../../chapters/03_bahdanau/seq2seq_attention_fast.h"
 #include "cuda_check.h"
 
 static const int shapes[][4] = {{1, 1, 1, 8},    {1, 1, 9, 31},   {3, 10, 9, 8},

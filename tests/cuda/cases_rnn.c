@@ -4,7 +4,7 @@
  * an empty batch (nothing launched, no cuBLAS call: W_hh's gradient stays 0).
  * Every input wants its gradient (dgx, dH, dC, dW_hh, db_hh all compared), except in the last
  * two shapes: there H and C do not (the kernel's NULL dH / dC paths), or gx does not (dgx NULL). */
-#include "../../labs/lab03/lab03.h"
+#include "../../chapters/03_bahdanau/seq2seq_attention_fast.h"
 #include "cuda_check.h"
 
 static const int shapes[][2] = {{1, 1},  {3, 31}, {64, 32}, {3, 33}, {64, 33},

@@ -2,7 +2,9 @@
 # lab03 smoke run: builds ./lab03, trains the classic preset for a few epochs (no gnuplot),
 # checks what it prints, summary.json and the figure data; a checkpoint saved by one run
 # reproduces its translations in a --load run; broken checkpoints and missing data are clear
-# errors. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed, N skipped".
+# errors. The student's code trains the model: a VARIANT=labs copy of the kit with the
+# solutions as the student's files trains to this build's losses, and with a bug planted in its
+# gru_cell falls back from the fast path and trains to other losses. Run from the repository root: bash tests/suites/lab03.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab03
 root=$(pwd)
@@ -34,6 +36,7 @@ if [ -n "$diff" ] && awk -v d="$diff" 'BEGIN { exit !(d + 0 <= 1e-5) }'; then
 else
   bad "fused vs gru_cell difference '$diff'"
 fi
+check "the fast path agrees with the exercises on this run's data" grep -q '^fast path (fused GRU cells, packed decoder) agrees with your gru_cell, additive_attention_cached and masked_softmax on 16 training pairs' "$tmp/run.log"
 check "vocab 184 / 201, 601 pairs" grep -q '^preset d2l-0.17: 601 pairs (601 train), source vocab 184, target vocab 201, num_steps 10$' "$tmp/run.log"
 check "the book's closing line" grep -Eq '^loss [0-9]+\.[0-9]{3}, [0-9]+\.[0-9] tokens/sec on cpu$' "$tmp/run.log"
 n=$(grep -Ec "^(go \.|i lost \.|he's calm \.|i'm home \.) => .*, bleu [01]\.[0-9]{3}$" "$tmp/run.log")
@@ -137,6 +140,60 @@ if [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q 'make data' "$tmp/nodata.log" &&
 else
   bad "missing data: exit $rc"
   cat "$tmp/nodata.log" | head -5
+fi
+
+# The student's code is on the training path. A copy of the kit built VARIANT=labs, the
+# solutions' exercise files copied in as the student's (the compiled common/ objects copied
+# with their times, so only the labs and chapters compile), trains to exactly this build's
+# losses. Then a bug goes into its gru_cell: h' = (1 - z) * H + z * n instead of
+# (1 - z) * n + z * H, the update gate's roles swapped (as if its sign were flipped). The lab
+# must say in one line that its fast path differs from the student's code, train with the
+# student's cell, and end at other losses.
+losses() { tr -d ' \n' <"$1" 2>/dev/null | grep -o '"epoch_losses":\[[^]]*\]'; }
+if [ ! -d solutions/lab03 ]; then
+  skip "the student-path runs: no solutions/ here (a handout) to copy in as the student's files"
+else
+  kit="$tmp/kit"
+  mkdir -p "$kit/build"
+  tar --exclude=./build --exclude=./out --exclude=./.git --exclude='./lab[0-9][0-9]' -cf - . |
+    tar -xf - -C "$kit"
+  for d in solutions/lab*/; do cp -p "$d"* "$kit/labs/$(basename "$d")/"; done
+  cp -rp build/obj build/libcommon.a build/flags-*.stamp "$kit/build/" 2>/dev/null
+  ./lab03 --epochs 3 --heldout 0 --out "$tmp/sol3" >"$tmp/sol3.log" 2>&1
+  if ! make -C "$kit" -s VARIANT=labs lab03 >"$tmp/kit.log" 2>&1; then
+    bad "make VARIANT=labs lab03 in a copy with the solutions as the student's files failed:"
+    tail -10 "$tmp/kit.log"
+  else
+    "$kit/lab03" --epochs 3 --heldout 0 --out "$tmp/kit3" >"$tmp/kit3.log" 2>&1
+    if [ -n "$(losses "$tmp/sol3/summary.json")" ] &&
+      [ "$(losses "$tmp/kit3/summary.json")" = "$(losses "$tmp/sol3/summary.json")" ] &&
+      grep -q '^fast path (fused GRU cells, packed decoder) agrees' "$tmp/kit3.log"; then
+      ok "VARIANT=labs with the solutions' files: the fast path agrees, the same losses as this build"
+    else
+      bad "VARIANT=labs with the solutions' files: losses $(losses "$tmp/kit3/summary.json") vs $(losses "$tmp/sol3/summary.json")"
+      grep -i 'fast path' "$tmp/kit3.log"
+    fi
+    g="$kit/labs/lab03/gru_cell.c"
+    sed -i 's/return t_add(n, t_mul(z, t_sub(H, n)));/return t_sub(H, t_mul(z, t_sub(H, n)));/' "$g"
+    if ! grep -q 'return t_sub(H, t_mul(z, t_sub(H, n)));' "$g"; then
+      bad "the planted gru_cell bug did not apply: solutions/lab03/gru_cell.c no longer ends as this suite expects"
+    elif ! make -C "$kit" -s VARIANT=labs lab03 >"$tmp/kit.log" 2>&1; then
+      bad "make VARIANT=labs lab03 with the planted gru_cell failed:"
+      tail -10 "$tmp/kit.log"
+    else
+      "$kit/lab03" --epochs 3 --heldout 0 --out "$tmp/plant3" >"$tmp/plant3.log" 2>&1
+      rc=$?
+      planted=$(losses "$tmp/plant3/summary.json")
+      if [ $rc -eq 0 ] && [ "$(grep -c '^fast path' "$tmp/plant3.log")" = 1 ] &&
+        grep -q '^fast path not used: it differs from your gru_cell, additive_attention_cached and masked_softmax on 16 training pairs' "$tmp/plant3.log" &&
+        [ -n "$planted" ] && [ "$planted" != "$(losses "$tmp/sol3/summary.json")" ]; then
+        ok "a bug planted in the student's gru_cell: the lab says so in one line, trains with it, and the losses move"
+      else
+        bad "planted gru_cell bug: exit $rc, losses $planted vs $(losses "$tmp/sol3/summary.json")"
+        grep -i 'fast path' "$tmp/plant3.log"
+      fi
+    fi
+  fi
 fi
 
 ./lab03 --epochs 0 --out "$tmp/x" >"$tmp/e0.log" 2>&1

@@ -1,9 +1,10 @@
-/* Tests of lab 03 (chapters/03_bahdanau, common/seq2seq.c): the fast exp/tanh against libm, the
- * fused GRU/LSTM cells against a hand-written double-precision step and by finite differences,
- * the fused additive scores, a gradient check through the whole attention decoder, the masked
- * loss by hand, checkpoints (round trip; truncated, corrupted, foreign and mismatched files),
- * and a short training run on an in-memory corpus. The exercise functions come from the variant
- * built; with VARIANT=labs the tests that need them say so and skip. */
+/* Tests of lab 03 (chapters/03_bahdanau, common/seq2seq.c): the fused GRU/LSTM cells against a
+ * hand-written double-precision step and by finite differences, the fused additive scores,
+ * gradient checks through the whole attention decoder (readable and fast paths), the fast path
+ * against the readable one, the masked loss by hand, checkpoints (round trip; truncated,
+ * corrupted, foreign and mismatched files), and a short training run on an in-memory corpus
+ * after the lab's agreement check. The exercise functions come from the variant built; with
+ * VARIANT=labs the tests that need them say so and skip. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "../../common/seq2seq.h"
 #include "../golden_io.h"
 #include "../test.h"
+#include "../../chapters/03_bahdanau/seq2seq_attention_fast.h"
 #include "lab03/lab03.h"
 
 static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -120,7 +122,7 @@ static Tensor *f_rnn_layer(Tensor **in, void *ctx) {
   r->layer[0] = (RNNLayerParams){in[1], in[2], in[3], in[4]};
   RNNState st;
   RNNState init = {{in[5]}, {NULL}};
-  return RNN_forward(r, in[0], &init, &st, false);
+  return RNN_forward_fused(r, in[0], NULL, &init, &st, false);
 }
 
 TEST(lab03_gradcheck_gru_layer) {
@@ -155,65 +157,88 @@ TEST(lab03_additive_scores_fused) {
 
 /* ---------------------------------------------------------------- the decoder */
 
+/* Whether the exercises the readable decoder calls are implemented in this build. */
+static bool exercises_ready(void) {
+  RNNLayerParams p = make_params(RNN_GRU, 2, 2);
+  AdditiveAttention a;
+  ParamSet ps = {0};
+  AdditiveAttention_init(&a, &ps, "probe", 2, 2, 2, 0.0f);
+  Tensor *z = tensor_zeros(3, (const int[]){1, 1, 2});
+  const bool ok = gru_cell(&p, tensor_zeros(2, (const int[]){1, 2}), tensor_zeros(2, (const int[]){1, 2})) &&
+                  additive_attention_cached(&a, z, z, z, NULL, false) && masked_softmax(z, NULL);
+  ag_step_reset(); /* nothing on the tape may point at the parameters freed next */
+  paramset_free(&ps);
+  return ok;
+}
+
 typedef struct DecCtx {
   Seq2SeqAttentionDecoder *dec;
-  Tensor *X, *valid;
+  Tensor *X, *valid, *dec_valid; /* dec_valid: the fast path packs (sorted target lengths) */
+  bool fast;
 } DecCtx;
 
 /* logits of the decoder as a function of the encoder outputs and the initial states */
 static Tensor *f_decoder(Tensor **in, void *ctx) {
   DecCtx *c = ctx;
   RNNState st = {{in[1], in[2]}, {NULL, NULL}};
-  Seq2SeqAttentionDecoder_init_state(c->dec, in[0], &st, c->valid);
-  return Seq2SeqAttentionDecoder_forward(c->dec, c->X, false);
+  if (!c->fast) {
+    Seq2SeqAttentionDecoder_init_state(c->dec, in[0], &st, c->valid);
+    return Seq2SeqAttentionDecoder_forward(c->dec, c->X, false);
+  }
+  Seq2SeqAttentionDecoder_init_state_fast(c->dec, in[0], &st, c->valid);
+  return Seq2SeqAttentionDecoder_forward_fast(c->dec, c->X, c->dec_valid, false);
 }
 
+/* Both paths, and the fast one packing (row 0's target ends after 1 of 3 steps). Source valid
+ * lengths 2 and 4 of 4: the fast path projects the 6 valid keys only. */
 TEST(lab03_gradcheck_attention_decoder) {
-  ParamSet ps = {0};
-  Seq2SeqAttentionDecoder dec;
-  const int V = 7, E = 3, H = 4, B = 2, T = 3, S = 4;
-  Seq2SeqAttentionDecoder_init(&dec, &ps, RNN_GRU, ATTN_ADDITIVE, V, E, H, 2, 0.0f);
-  DecCtx c = {&dec, tensor_new(2, (const int[]){B, T}), tensor_from(1, (const int[]){B}, (const float[]){2, 4})};
-  for (int i = 0; i < B * T; i++) c.X->data[i] = (float)((i * 3 + 1) % V);
-  Tensor *probe = masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL);
-  if (!probe) {
-    test_skip("lab02 masked_softmax is a stub in this build (VARIANT=labs)");
-    paramset_free(&ps);
+  if (!exercises_ready()) {
+    test_skip("the lab02/lab03 exercises are stubs in this build (VARIANT=labs)");
     return;
   }
-  GRADCHECK(f_decoder, ((Tensor *[]){tensor_randn(3, (const int[]){S, B, H}, 0, 1), rnd(B, H, 1),
-                                    rnd(B, H, 1)}),
-            3, &c);
-  /* the padded keys (valid length 2 in row 0) get exactly zero weight */
-  CHECK(dec.attention_weights->data[2] == 0 && dec.attention_weights->data[3] == 0);
-  paramset_free(&ps);
+  for (int path = 0; path < 3; path++) {
+    ParamSet ps = {0};
+    Seq2SeqAttentionDecoder dec;
+    const int V = 7, E = 3, H = 4, B = 2, T = 3, S = 4;
+    Seq2SeqAttentionDecoder_init(&dec, &ps, RNN_GRU, ATTN_ADDITIVE, V, E, H, 2, 0.0f);
+    DecCtx c = {&dec, tensor_new(2, (const int[]){B, T}),
+                tensor_from(1, (const int[]){B}, (const float[]){2, 4}),
+                path == 2 ? tensor_from(1, (const int[]){B}, (const float[]){1, 3}) : NULL,
+                path > 0};
+    for (int i = 0; i < B * T; i++) c.X->data[i] = (float)((i * 3 + 1) % V);
+    GRADCHECK(f_decoder, ((Tensor *[]){tensor_randn(3, (const int[]){S, B, H}, 0, 1), rnd(B, H, 1),
+                                      rnd(B, H, 1)}),
+              3, &c);
+    /* the padded keys (valid length 2 in row 0) get exactly zero weight (packed: row 0 has
+       left the decoder by the last step, whose weights are row 1's) */
+    if (path < 2) CHECK(dec.attention_weights->data[2] == 0 && dec.attention_weights->data[3] == 0);
+    ag_step_reset(); /* the tape must not outlive the parameters */
+    paramset_free(&ps);
+  }
 }
 
-/* The fused decoder and the exercises' readable one compute the same logits. */
-TEST(lab03_reference_path_matches_fused) {
-  BahdanauNet n;
-  BahdanauNet_init(&n, RNN_GRU, ATTN_ADDITIVE, 9, 8, 5, 6, 2, 0.0f);
-  Seq2SeqModel m = BahdanauNet_model(&n);
-  Tensor *X = tensor_new(2, (const int[]){3, 4}), *D = tensor_new(2, (const int[]){3, 4});
-  for (int i = 0; i < 12; i++) {
-    X->data[i] = (float)(i % 9);
-    D->data[i] = (float)((i * 5) % 8);
-  }
-  Tensor *valid = tensor_from(1, (const int[]){3}, (const float[]){4, 2, 3});
-  if (!gru_cell(&n.encoder.rnn.layer[0], tensor_zeros(2, (const int[]){1, 5}),
-                tensor_zeros(2, (const int[]){1, 6})) ||
-      !additive_attention_cached(&n.decoder.attention, tensor_zeros(3, (const int[]){1, 1, 6}),
-                                 tensor_zeros(3, (const int[]){1, 2, 6}),
-                                 tensor_zeros(3, (const int[]){1, 2, 6}), NULL, false)) {
+/* The fast path and the exercises' readable one compute the same logits (no packing here:
+   test_seq2seq_trim.c compares the packed loss and gradients). */
+TEST(lab03_fast_path_matches_readable) {
+  if (!exercises_ready()) {
     test_skip("the exercises are stubs in this build (VARIANT=labs)");
-    BahdanauNet_free(&n);
     return;
   }
-  Tensor *a = m.forward(m.net, X, valid, D, false);
-  BahdanauNet_set_reference(&n, true);
-  Tensor *b = m.forward(m.net, X, valid, D, false);
-  CHECK_CLOSE(a->data, b->data, a->size, 1e-5, 1e-4); /* same math, different rounding order */
-  BahdanauNet_free(&n);
+  for (int kind = 0; kind < 2; kind++) {
+    BahdanauNet n;
+    BahdanauNet_init(&n, kind ? RNN_LSTM : RNN_GRU, ATTN_ADDITIVE, 9, 8, 5, 6, 2, 0.0f);
+    Seq2SeqModel readable = BahdanauNet_model(&n), fast = BahdanauNet_fast_model(&n);
+    Tensor *X = tensor_new(2, (const int[]){3, 4}), *D = tensor_new(2, (const int[]){3, 4});
+    for (int i = 0; i < 12; i++) {
+      X->data[i] = (float)(i % 9);
+      D->data[i] = (float)((i * 5) % 8);
+    }
+    Tensor *valid = tensor_from(1, (const int[]){3}, (const float[]){4, 2, 3});
+    Tensor *a = fast.forward(fast.net, X, valid, D, false);
+    Tensor *b = readable.forward(readable.net, X, valid, D, false);
+    CHECK_CLOSE(a->data, b->data, a->size, 1e-5, 1e-4); /* same math, different rounding order */
+    BahdanauNet_free(&n);
+  }
 }
 
 /* ---------------------------------------------------------------- loss */
@@ -330,8 +355,8 @@ static const char k_corpus[] =
     "no tab on this line\n";
 
 TEST(lab03_train_and_predict_smoke) {
-  if (!masked_softmax(tensor_zeros(3, (const int[]){1, 1, 2}), NULL)) {
-    test_skip("lab02 masked_softmax is a stub in this build (VARIANT=labs)");
+  if (!exercises_ready()) {
+    test_skip("the lab02/lab03 exercises are stubs in this build (VARIANT=labs)");
     return;
   }
   NmtConfig cfg;
@@ -346,7 +371,14 @@ TEST(lab03_train_and_predict_smoke) {
   BahdanauNet n;
   BahdanauNet_init(&n, RNN_GRU, ATTN_ADDITIVE, d->src_vocab->size, d->tgt_vocab->size, 8, 16, 2,
                    0.0f);
-  Seq2SeqModel m = BahdanauNet_model(&n);
+  /* the lab's agreement check on this corpus: the fast path agrees, so the lab trains with it */
+  const BahdanauFastCheck fc = BahdanauNet_fast_check(&n, d);
+  CHECK(fc.agrees && !fc.stub && fc.rows == d->n_train);
+  CHECK(fc.loss_diff < 1e-5 && fc.grad_diff < 1e-5); /* float rounding, far inside CHECK_TOL */
+  long nonzero = 0; /* the check leaves the gradients zero */
+  for (long i = 0; i < n.ps.total; i++) nonzero += n.ps.grad[i] != 0;
+  CHECK(nonzero == 0);
+  Seq2SeqModel m = BahdanauNet_fast_model(&n);
   Seq2SeqTrainConfig tc = {.epochs = 60, .lr = 0.01f, .clip = 1.0f, .quiet = true};
   Seq2SeqTrainResult r;
   CHECK_INT(train_seq2seq(&m, d, &tc, &r), 0);
