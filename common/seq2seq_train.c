@@ -34,7 +34,8 @@ static TrainLog train_log_begin(Seq2SeqModel *m, const Seq2SeqTrainConfig *cfg, 
   res->epochs = epochs;
   res->epoch_losses = xcalloc((size_t)epochs, sizeof(double));
   if (cfg->fig_base) {
-    const char *legend[1] = {"train"};
+    /* 0.17's Animator(xlabel='epoch', ylabel='loss') has no legend; 1.0's board says train_loss */
+    const char *legend[1] = {cfg->token_mean ? "train_loss" : NULL};
     log.anim = animator_new(cfg->fig_base, "epoch", "loss", legend, 1,
                             log.every < epochs ? log.every : 1, epochs, false,
                             0); /* drawn once, at the end: no gnuplot inside the timing */
