@@ -1,9 +1,13 @@
-/* backend.c — the table of kernels for each device, the device names, and copies between
- * devices. */
+/* backend.c — the table of kernels for each device, the device names, copies between devices,
+ * and device memory from the arena (dev_calloc, dev_upload). Layer: calls error.c, context.c
+ * (the arenas, which get each registered device's memory from here) and the CPU's table
+ * (cpu/cpu_backend.c); tensor.c and autograd.c build on it, nothing below calls it (the map of
+ * the layers is in context.h). */
 #include "backend.h"
 
 #include <stdlib.h>
 
+#include "context.h"
 #include "util.h"
 
 static const Backend *g_backends[DEV_COUNT] = {[DEV_CPU] = &cpu_backend};
@@ -29,6 +33,20 @@ bool backend_available(Device d) { return (unsigned)d < DEV_COUNT && g_backends[
 void backend_register(Device d, const Backend *be) {
   if ((unsigned)d >= DEV_COUNT || d == DEV_CPU) die("backend_register: bad device %d", (int)d);
   g_backends[d] = be;
+  if (be) arena_set_device_memory(d, be->alloc, be->free);
+}
+
+void *dev_calloc(Device d, size_t bytes) {
+  void *p = dev_alloc(d, bytes);
+  backend_of(d)->zero(p, bytes);
+  return p;
+}
+
+void *dev_upload(Device d, const void *host, size_t bytes) {
+  if (d == DEV_CPU) return (void *)host; /* already where the kernels read it */
+  void *p = dev_alloc(d, bytes);
+  backend_of(d)->from_host(p, host, bytes);
+  return p;
 }
 
 _Noreturn void backend_missing(const Backend *be, const char *kernel) {

@@ -225,15 +225,21 @@ void json_doubles(JsonW *w, const double *v, long n) {
   json_arr_end(w);
 }
 
-static void tensor_rec(JsonW *w, const Tensor *t, const float *data, int dim, long *off) {
-  if (dim >= t->ndim - 1 || dim >= T_MAXDIM - 1) { /* the innermost dim: numbers */
-    json_floats(w, data + *off, t->shape[dim]);
-    *off += t->shape[dim];
+static void nested_rec(JsonW *w, const float *data, int ndim, const int *shape, int dim,
+                       long *off) {
+  if (dim >= ndim - 1) { /* the innermost dim: numbers */
+    json_floats(w, data + *off, shape[dim]);
+    *off += shape[dim];
     return;
   }
   json_arr_begin(w);
-  for (int i = 0; i < t->shape[dim]; i++) tensor_rec(w, t, data, dim + 1, off);
+  for (int i = 0; i < shape[dim]; i++) nested_rec(w, data, ndim, shape, dim + 1, off);
   json_arr_end(w);
+}
+
+void json_nested(JsonW *w, const float *data, int ndim, const int *shape) {
+  long off = 0;
+  nested_rec(w, data, ndim < 1 ? 1 : ndim > T_MAXDIM ? T_MAXDIM : ndim, shape, 0, &off);
 }
 
 void json_tensor(JsonW *w, const Tensor *t) {
@@ -248,8 +254,7 @@ void json_tensor(JsonW *w, const Tensor *t) {
     tensor_to_host(t, host);
     data = host;
   }
-  long off = 0;
-  tensor_rec(w, t, data, 0, &off);
+  json_nested(w, data, t->ndim, t->shape);
   free(host);
 }
 

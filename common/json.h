@@ -28,7 +28,10 @@ void json_bool(JsonW *w, int v);
 void json_null(JsonW *w);
 void json_floats(JsonW *w, const float *v, long n);   /* a flat array */
 void json_doubles(JsonW *w, const double *v, long n);
-/* A tensor as nested arrays following its shape. */
+/* Host floats of shape (ndim dims, row-major) as nested arrays, the innermost dim as one row
+ * of numbers. */
+void json_nested(JsonW *w, const float *data, int ndim, const int *shape);
+/* A tensor as nested arrays following its shape (json_nested of its data, from any device). */
 struct Tensor;
 void json_tensor(JsonW *w, const struct Tensor *t);
 /* Length of the well-formed UTF-8 sequence at p, 0 when it is not one (string writers turn

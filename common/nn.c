@@ -11,37 +11,31 @@
 
 /* ---------- init ---------- */
 
-/* Initializers draw on the host and copy the values into the parameter, wherever it lives. */
-static float *init_begin(const char *op, const Tensor *W) {
+/* Initializers draw on the host and send the values to the parameter, wherever it lives
+ * (tensor_stage). */
+static float *init_begin(const char *op, Tensor *W) {
   if (!W) tensor_error(op, "got a NULL tensor");
-  if (W->device == DEV_CPU) return W->data;
-  return xmalloc(sizeof(float) * (size_t)(W->size ? W->size : 1));
-}
-
-static void init_end(Tensor *W, float *h) {
-  if (h == W->data) return;
-  tensor_copy_from_host(W, h);
-  free(h);
+  return tensor_stage(W);
 }
 
 void init_uniform(Tensor *W, float lo, float hi) {
   float *h = init_begin("init_uniform", W);
   Rng *rng = rng_current(); /* g_rng, or a twin's own (twin_build) */
   for (long i = 0; i < W->size; i++) h[i] = rng_uniform(rng, lo, hi);
-  init_end(W, h);
+  tensor_stage_done(W, h);
 }
 
 void init_normal(Tensor *W, float mean, float std) {
   float *h = init_begin("init_normal", W);
   Rng *rng = rng_current(); /* g_rng, or a twin's own (twin_build) */
   for (long i = 0; i < W->size; i++) h[i] = rng_normal(rng, mean, std);
-  init_end(W, h);
+  tensor_stage_done(W, h);
 }
 
 void init_const(Tensor *W, float v) {
   float *h = init_begin("init_const", W);
   for (long i = 0; i < W->size; i++) h[i] = v;
-  init_end(W, h);
+  tensor_stage_done(W, h);
 }
 
 /* Glorot & Bengio: keep the variance of activations and gradients about equal across layers,

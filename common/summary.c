@@ -179,21 +179,7 @@ const char *summary_path(const char *fmt, ...) {
   return buf;
 }
 
-/* json_tensor's layout: nested arrays, the innermost dimension as one row of numbers. */
-static void write_tensor(JsonW *w, const Node *x, int dim, long *off) {
-  const float *data = x->v;
-  if (dim >= x->ndim - 1 || dim >= T_MAXDIM - 1) {
-    json_floats(w, data + *off, x->shape[dim]);
-    *off += x->shape[dim];
-    return;
-  }
-  json_arr_begin(w);
-  for (int i = 0; i < x->shape[dim]; i++) write_tensor(w, x, dim + 1, off);
-  json_arr_end(w);
-}
-
 static void write_node(JsonW *w, const Node *x) {
-  long off = 0;
   switch (x->kind) {
   case N_OBJ:
   case N_ARR:
@@ -211,7 +197,7 @@ static void write_node(JsonW *w, const Node *x) {
   case N_NULL: json_null(w); break;
   case N_FLOATS: json_floats(w, x->v, x->len); break;
   case N_DOUBLES: json_doubles(w, x->v, x->len); break;
-  case N_TENSOR: write_tensor(w, x, 0, &off); break;
+  case N_TENSOR: json_nested(w, x->v, x->ndim, x->shape); break;
   }
 }
 

@@ -9,6 +9,10 @@
  * backward function. ag_backward(loss) walks the tape in reverse; gradients accumulate (+=).
  * Errors (shape mismatch, bad argument) go through tensor_error(), which names the op and the
  * shapes; by default it prints and exits(1), tests can catch it (see tensor_catch_errors).
+ *
+ * One header, four files, each section below naming its own: error.c (errors), context.c (the
+ * arenas and autograd contexts), tensor.c (tensors), autograd.c (the tape); the devices' kernel
+ * tables are backend.h's. Their layering (no file calls one above it) is in context.h.
  */
 #ifndef AL_TENSOR_H
 #define AL_TENSOR_H
@@ -62,7 +66,7 @@ struct Tensor {
  * images is not worth a second host copy every step. */
 #define TENSOR_HOST_COPY_MAX 65536
 
-/* ---------- errors ---------- */
+/* ---------- errors (error.c) ---------- */
 /* Report an error: "op: message". Prints "error: ..." and exit(1), unless a catch is armed. */
 AL_NORETURN void tensor_error(const char *op, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -72,7 +76,7 @@ const char *tensor_last_error(void);
 /* Format a shape as "(2, 3, 4)" into buf; returns buf. */
 char *shape_str(const Tensor *t, char *buf, size_t n);
 
-/* ---------- arena ---------- */
+/* ---------- arena (context.c) ---------- */
 void *arena_alloc(size_t bytes);        /* 64-byte aligned, uninitialized */
 void *arena_calloc(size_t bytes);       /* zeroed */
 /* Give back, before the step ends, an allocation nothing will read again (say, an activation
@@ -84,7 +88,7 @@ size_t arena_used(void);                /* bytes in use now */
 size_t arena_peak(void);                /* high-water mark */
 void arena_free_all(void);              /* release every chunk (end of program) */
 
-/* ---------- devices ---------- */
+/* ---------- devices (tensor.c; device_name: backend.c) ---------- */
 /* The device tensor_new and the creation functions below put new tensors on (default DEV_CPU);
  * a lab sets it from --device before it builds anything. Ops put outputs on their inputs'. */
 void tensor_set_default_device(Device d);
@@ -101,7 +105,7 @@ const float *host_read(const Tensor *t);
 /* An op's inputs must share one device: a clear error naming the op and both devices. */
 void tensor_same_device(const char *op, const Tensor *a, const Tensor *b, const Tensor *c);
 
-/* ---------- creation (arena) ---------- */
+/* ---------- creation, in the arena (tensor.c) ---------- */
 Tensor *tensor_new(int ndim, const int *shape);                 /* uninitialized data */
 Tensor *tensor_new_on(Device d, int ndim, const int *shape);
 Tensor *tensor_zeros(int ndim, const int *shape);
@@ -130,8 +134,13 @@ void tensor_to_host(const Tensor *t, float *dst);
 /* Tests: host_read copies back even where a host copy is kept (Tensor.host) and dies if the two
  * differ (also AL_CHECK_HOST_COPIES=1 in the environment). */
 void tensor_check_host_copies(bool on);
+/* Host memory to write t's values in, for code that computes them on the host (initializers,
+ * tensor_rand): t->data itself on the CPU, else scratch in the activation arena. Then
+ * tensor_stage_done(t, h) sends them to t (nothing to do on the CPU) and returns t. */
+float *tensor_stage(Tensor *t);
+Tensor *tensor_stage_done(Tensor *t, float *h);
 
-/* ---------- autograd ---------- */
+/* ---------- autograd (autograd.c; the context's life: context.c) ---------- */
 /* Whether ops record to the tape (default true). Use false for inference. */
 void ag_set_grad_enabled(bool on);
 bool ag_grad_enabled(void);

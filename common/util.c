@@ -64,6 +64,13 @@ void *xcalloc(size_t count, size_t size) {
   return p;
 }
 
+void *xaligned_alloc(size_t bytes) {
+  size_t n = (bytes + 63) & ~(size_t)63;
+  void *p = aligned_alloc(64, n ? n : 64);
+  if (!p) die("out of memory: %zu bytes", bytes);
+  return p;
+}
+
 void *xrealloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
   if (!q) die("out of memory reallocating to %zu bytes", n);

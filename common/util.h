@@ -22,6 +22,9 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* 64-byte aligned host memory (bytes rounded up to 64; free() releases it): the CPU's device
+ * memory (cpu/cpu_backend.c) and the host arena's chunks (context.c). Dies when out of memory. */
+void *xaligned_alloc(size_t bytes);
 double now_seconds(void);  /* monotonic clock */
 long peak_rss_kb(void);    /* from getrusage */
 /* mkdir -p; returns 0 on success, -1 with errno set. */

@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "../cpu/kernels.h" /* cpu_repeat_interleave, for host copies of index tensors */
 #include "front.h"
 
 /* An input with a host copy (index tensors sent from the host: Tensor.host in tensor.h) gets its
@@ -139,8 +138,9 @@ Tensor *t_permute(Tensor *x, const int *perm) {
   Tensor *out = new_on(x, x->ndim, shape, "permute");
   KERNEL(x->device, permute, x->data, out->data, oshape, sstride, PW_GATHER);
   if (x->host && out->size <= TENSOR_HOST_COPY_MAX) { /* token ids made time-major (lab 03) */
+    /* the host copy follows, permuted by the CPU's kernel: the host copy is host memory */
     float *h = arena_alloc(sizeof(float) * (size_t)(out->size ? out->size : 1));
-    cpu_permute((float *)x->host, h, oshape, sstride, PW_GATHER);
+    KERNEL(DEV_CPU, permute, (float *)x->host, h, oshape, sstride, PW_GATHER);
     out->host = h;
   }
   if (ag_needs_grad(x, NULL, NULL)) {
@@ -293,7 +293,8 @@ Tensor *t_repeat_interleave(Tensor *x, int repeats, int dim) {
     /* valid lengths repeated per head (d2l's MultiHeadAttention): their host copy follows, so
      * the attention's index check reads no copy back from the device */
     float *h = arena_alloc(sizeof(float) * (size_t)(out->size ? out->size : 1));
-    cpu_repeat_interleave(x->host, h, outer_of(x, d), x->shape[d], repeats, inner_of(x, d));
+    KERNEL(DEV_CPU, repeat_interleave, x->host, h, outer_of(x, d), x->shape[d], repeats,
+           inner_of(x, d));
     out->host = h;
   }
   if (ag_needs_grad(x, NULL, NULL)) {

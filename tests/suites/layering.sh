@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # layering: calls go one way, chapters -> exercises (labs/ or solutions/) -> common/, so the
 # Makefile links the three archives in that order without --start-group. Checked on the symbol
-# tables: nothing an archive needs may be defined only in an archive linked before it.
+# tables: nothing an archive needs may be defined only in an archive linked before it. Inside
+# common/, no circle of calls between files (tests/tools/filecycles.py).
 # Run from the repository root: bash tests/suites/layering.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin layering
@@ -30,6 +31,20 @@ for variant in solutions labs; do
     bad "$variant: common/ calls up into the labs: $back"
   fi
 done
+# Within common/, calls go one way too (the layers are listed in common/context.h): no file calls
+# a file that calls it back, directly or round a circle. Checked on the objects libcommon.a is
+# made of (built above). Planted: backend.c calling tensor_new again -> the circle is named.
+if ! command -v python3 >/dev/null 2>&1; then
+  skip "python3 not found: the circles between common/'s files are not checked"
+else
+  common_objs=$(for f in common/*.c common/ops/*.c common/cpu/*.c; do echo "build/obj/${f%.c}.o"; done)
+  # shellcheck disable=SC2086
+  if circles=$(python3 tests/tools/filecycles.py $common_objs 2>&1); then
+    ok "common/: no two files call each other, directly or round a circle"
+  else
+    bad "common/: files that call each other (move the shared part below both): $circles"
+  fi
+fi
 # cuda/ sits beside common/ (linked as objects): it calls only common/, and every CUDA entry
 # point common/ calls is also in cuda/nocuda.c, so a CPU-only build links. Checked on the
 # kernels as the tests build them (against the emulator: no nvcc needed).
