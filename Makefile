@@ -94,7 +94,7 @@ CFLAGS ?= $(OPT)
 CFLAGS += $(CFLAGS_BASE)
 
 ifeq ($(MAKELEVEL),0)
-ifeq ($(filter clean help deps,$(MAKECMDGOALS)),)
+ifeq ($(filter clean help deps deps-dev,$(MAKECMDGOALS)),)
 $(info attention-lab: VARIANT=$(VARIANT); OpenMP: $(if $(filter openmp,$(FEATURES)),yes,no); \
 CBLAS: $(if $(filter openblas,$(FEATURES)),OpenBLAS,$(if $(filter accelerate,$(FEATURES)),Accelerate,none (built-in GEMM))); \
 nvcc: $(if $(filter cuda,$(FEATURES)),yes ($(CUDA_LIBDIR)),$(if $(NVCC),$(if $(NO_CUDA),found but NO_CUDA=1 (CPU only),found ($(NVCC)) but no libcudart_static.a + libcublas.so under CUDA_HOME='$(CUDA_HOME)' (CPU only; set CUDA_HOME=)),no (CPU only; --device cuda is an error))); \
@@ -308,25 +308,35 @@ include docs/docs.mk
 include tests/fuzz/fuzz.mk
 
 # ---------------------------------------------------------------- setup
-# python3 builds the test suites' data fixtures and checks the figures; curl lets `make data`
-# download fra-eng.zip; pandoc turns the woven chapters into the docs site (make docs), and
-# headless chromium opens every page of it in tests/suites/docs_site.sh (~80 MB download; the
-# suite takes about a minute; without chromium it skips, saying so).
-# clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz).
-# libseccomp-dev: the grader confines student code with a seccomp filter (tests/grade/sandbox.c).
-# gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON).
-# .ci/run reads this line, so it is the one list.
+# make deps: what a student needs to build, run, plot and grade — the compiler (build-essential),
+# zlib, OpenBLAS (faster matrix products), gnuplot (figures), Fashion-MNIST (lab 07), libseccomp
+# (the grader confines exercise code with a seccomp filter, tests/grade/sandbox.c) and curl
+# (make data downloads fra-eng.zip for labs 03 and 06).
 DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist \
-  libseccomp-dev python3 curl ca-certificates pandoc chromium clang-14 libclang-rt-14-dev \
+  libseccomp-dev curl ca-certificates
+# make deps-dev: those and what the repository's own `make test` adds (CI installs this list).
+# python3 builds the test suites' data fixtures and checks the figures; pandoc turns the woven
+# chapters into the docs site (make docs), and headless chromium opens every page of it in
+# tests/suites/docs_site.sh (~80 MB download; without chromium it skips, saying so);
+# clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz);
+# gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON).
+# .ci/run reads these two lines, so they are the lists.
+DEB_PACKAGES_DEV := python3 pandoc chromium clang-14 libclang-rt-14-dev \
   gcc-aarch64-linux-gnu
-.PHONY: deps data clean help
-deps:
+.PHONY: deps deps-dev data clean help
+# apt-get as root, else the sudo line to run
+define apt_install
 	@if [ "$$(id -u)" = 0 ]; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEB_PACKAGES); \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1); \
 	else \
-	  echo "make deps needs root. Run:"; \
-	  echo "  sudo apt-get install $(DEB_PACKAGES)"; \
+	  echo "make $@ needs root. Run:"; \
+	  echo "  sudo apt-get install $(1)"; \
 	fi
+endef
+deps:
+	$(call apt_install,$(DEB_PACKAGES))
+deps-dev:
+	$(call apt_install,$(DEB_PACKAGES) $(DEB_PACKAGES_DEV))
 
 data:
 	@bash tests/tools/get_data.sh
@@ -348,7 +358,8 @@ help:
 	@echo "  make fuzz [FUZZ_SECONDS=60]  each libFuzzer harness for that long (tests/fuzz)"
 	@echo "  make vec-check          every loop marked hot vectorizes (AVX2, AVX-512, aarch64)"
 	@echo "  make test-aarch64       aarch64 cross build: unit tests + short lab runs under qemu"
-	@echo "  make deps               install the Debian packages the kit uses (root)"
+	@echo "  make deps               install what a student needs: compiler, zlib, OpenBLAS, gnuplot, Fashion-MNIST, libseccomp, curl (root)"
+	@echo "  make deps-dev           those and the tools of the repository's own make test (pandoc, chromium, clang-14, ...)"
 	@echo "  make data               put fra-eng.zip under ./data/"
 	@echo "  make clean"
 	@echo "VARIANT=$(VARIANT) (solutions|labs)"

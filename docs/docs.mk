@@ -33,7 +33,7 @@ $(WEAVE): docs/weave.c
 .PHONY: docs docs-tool $(addprefix docs-,$(LABS))
 docs-tool: $(WEAVE)
 docs: $(addprefix docs-,$(DOCS_LABS))
-	@$(if $(HAVE_PANDOC),bash docs/site.sh index $(DOCS_DIR),echo "docs: pandoc not found: wrote Markdown only (make deps installs it)")
+	@$(if $(HAVE_PANDOC),bash docs/site.sh index $(DOCS_DIR),echo "docs: pandoc not found: wrote Markdown only (apt-get install pandoc; make deps-dev installs it)")
 	@echo "docs: $(addprefix $(DOCS_DIR)/,$(addsuffix .md,$(DOCS_LABS)))$(if $(HAVE_PANDOC), (open $(DOCS_DIR)/index.html))"
 
 # One lab: the marked chapter (weave mark) is compiled and linked like the lab itself (with the

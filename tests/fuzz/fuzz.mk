@@ -28,7 +28,7 @@ $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_DIR)/lib
 
 .PHONY: fuzz-build fuzz
 fuzz-build:
-	@[ -n "$(FUZZ_CC)" ] || { echo "fuzz: no clang (apt-get install clang-14 libclang-rt-14-dev; make deps)"; exit 1; }
+	@[ -n "$(FUZZ_CC)" ] || { echo "fuzz: no clang (apt-get install clang-14 libclang-rt-14-dev; make deps-dev)"; exit 1; }
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 
 # Each harness for FUZZ_SECONDS, from seeds made from the real data files; the corpus grows

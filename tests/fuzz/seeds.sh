@@ -8,7 +8,7 @@ set -u
 out=${1:?seeds.sh DIR}
 cd "$(dirname "$0")/../.." || exit 1
 mkdir -p "$out"/{fuzz_zip,fuzz_gz_idx,fuzz_fra,fuzz_ckpt,fuzz_cli}
-PY=$(command -v python3) || { echo "seeds.sh: python3 is needed (make deps)"; exit 1; }
+PY=$(command -v python3) || { echo "seeds.sh: python3 is needed (make deps-dev)"; exit 1; }
 fra=""
 for d in "${D2L_DATA_DIR:-}" ./data ../shared/data; do
   [ -n "$d" ] && [ -f "$d/fra-eng.zip" ] && { fra="$d/fra-eng.zip"; break; }

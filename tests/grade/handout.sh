@@ -18,10 +18,12 @@ else
   find . -type f -print0 | sed -z 's|^\./||'
 fi | grep -zvE "$excluded" | while IFS= read -r -d '' f; do
   [ -f "$f" ] && printf '%s\0' "$f"   # skip tracked files deleted in the working tree
-done | sort -z >"$list"
+done | grep -zvx 'README\.md' | sort -z >"$list"
 
 mkdir -p "$(dirname "$out")"
-tar -czf "$out.tmp" --owner=0 --group=0 --numeric-owner --transform "s,^,$top/,S" \
+# The student's README (docs/handout-README.md) stands in for the repository's.
+tar -czf "$out.tmp" --owner=0 --group=0 --numeric-owner \
+  --transform "s,^docs/handout-README\.md\$,README.md," --transform "s,^,$top/,S" \
   --null -T "$list"
 # Belt and braces: the archive itself must not hold anything excluded.
 if tar -tzf "$out.tmp" | sed "s,^$top/,," | grep -qE "$excluded"; then

@@ -12,7 +12,7 @@ set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin docs_site
 
 if ! command -v pandoc >/dev/null 2>&1; then
-  skip "pandoc not found (make deps installs it): no HTML site to check"
+  skip "pandoc not found (make deps-dev installs it): no HTML site to check"
   suite_end
   exit $?
 fi

@@ -14,7 +14,7 @@ if [ ! -d solutions ]; then
   exit $?
 fi
 if ! command -v python3 >/dev/null 2>&1; then
-  skip "python3 not found (make deps): the figure checks need it"
+  skip "python3 not found (make deps-dev): the figure checks need it"
   suite_end
   exit $?
 fi

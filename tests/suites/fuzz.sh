@@ -7,7 +7,7 @@ set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin fuzz
 cc=$(command -v clang-14 || command -v clang || true)
 if [ -z "$cc" ]; then
-  skip "no clang (apt-get install clang-14 libclang-rt-14-dev, or make deps)"
+  skip "no clang (apt-get install clang-14 libclang-rt-14-dev, or make deps-dev)"
   suite_end
   exit 0
 fi

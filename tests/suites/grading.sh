@@ -313,6 +313,11 @@ else
     no_line_matches '^attention-lab/(solutions|tests/hidden|build|\.git|out|data)(/|$)' "$tmp/handout.list"
   check "handout: has the grader" grep -qx 'attention-lab/tests/grade/grader.c' "$tmp/handout.list"
   check "handout: has every file of labs/" lists_all_stubs "$tmp/handout.list"
+  # the student's README stands in for the repository's (which is about developing the kit)
+  check "handout: README.md, once, is docs/handout-README.md" bash -c \
+    "[ \$(grep -cx 'attention-lab/README.md' '$tmp/handout.list') = 1 ] &&
+     ! grep -q 'handout-README' '$tmp/handout.list' &&
+     tar -xzOf '$tarball' attention-lab/README.md | cmp -s - docs/handout-README.md"
   mkdir -p "$tmp/ho" && tar -xzf "$tarball" -C "$tmp/ho"
   h=$tmp/ho/attention-lab
   # -O0: this only checks that the handout builds and grades; it need not be fast
