@@ -584,8 +584,11 @@ TEST(lab07_step_in_halves_matches_whole_batch) {
   for (int threads = 1; threads <= 1; threads++) {
 #endif
     for (int cls_only = 0; cls_only <= 1; cls_only++) {
+      const Rng rng_was = g_rng;
       ViTStep *st = vit_step_new(&m, &ps, cls_only ? ViT_forward_cls_only : ViT_forward, mean_ce);
       CHECK((vit_step_twin_params(st) != NULL) == (threads == 2));
+      /* building the twin draws from a generator of its own: the program's does not move */
+      CHECK(memcmp(g_rng.s, rng_was.s, sizeof g_rng.s) == 0);
       paramset_zero_grad(&ps);
       const float lh = vit_step_backward(st, X, y, BS, 1, S);
       memcpy(gh, ps.grad, sizeof(float) * (size_t)n);
