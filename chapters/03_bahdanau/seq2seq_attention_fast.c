@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../../common/backend.h"
 #include "../../common/exercise.h"
@@ -379,6 +382,12 @@ static double check_pass(BahdanauNet *n, const NmtData *d, bool fast, float *g) 
 BahdanauFastCheck BahdanauNet_fast_check(BahdanauNet *n, const NmtData *d) {
   BahdanauFastCheck c = {.rows = d->n_train < CHECK_ROWS ? d->n_train : CHECK_ROWS};
   paramset_pack(&n->ps);
+#ifdef _OPENMP
+  /* One thread: the check's ops are small, and each parallel region would wait for a second
+   * core that other work may hold (a second per check on a busy machine, measured). */
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+#endif
   const size_t N = (size_t)n->ps.total;
   float *gr = xmalloc(sizeof(float) * N), *gf = xmalloc(sizeof(float) * N);
   const double lr = check_pass(n, d, false, gr);
@@ -397,6 +406,9 @@ BahdanauFastCheck BahdanauNet_fast_check(BahdanauNet *n, const NmtData *d) {
   }
   free(gr);
   free(gf);
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
   return c;
 }
 
