@@ -17,6 +17,9 @@
 
 struct Seq2SeqModel;
 
+/* ---------------------------------------------------------------- execution hooks */
+/* (A first reading may skip to Seq2SeqModel, d2l's EncoderDecoder, below.) */
+
 /* A part of a batch as common/step.c would run it (Seq2SeqExecHooks.part_cost). */
 typedef struct Seq2SeqPartShape {
   int rows;
@@ -50,6 +53,8 @@ typedef struct Seq2SeqExecHooks {
   void (*twin_new)(const struct Seq2SeqModel *m, struct Seq2SeqModel *twin);
   void (*twin_free)(struct Seq2SeqModel *twin);
 } Seq2SeqExecHooks;
+
+/* ---------------------------------------------------------------- the model */
 
 /* d2l's EncoderDecoder, as the trainer and the decoder call it. */
 typedef struct Seq2SeqModel {
