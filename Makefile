@@ -117,9 +117,16 @@ VOBJ := $(B)/$(VARIANT)
 # installed OpenBLAS, another CPU under -march=native) rebuilds everything instead of linking a
 # mix of old and new objects.
 CXX_EMU ?= g++
+# the emulated kernels' instrumentation (the checks) and contraction (the ASan build): see below
+EMU_INSTRUMENT := -fsanitize=thread --param tsan-instrument-func-entry-exit=0 -fno-tree-vectorize
+EMU_FMA := -ffp-contract=fast -fexpensive-optimizations $(if $(shell grep -qw fma /proc/cpuinfo 2>/dev/null && echo y),-mfma)
 FLAGS_STAMP := $(B)/flags-$(firstword $(shell printf '%s' '$(CC) $(CXX_EMU) $(CFLAGS) $(LDLIBS) $(FEATURES) $(CUDA_LIBDIR) $(if $(findstring native,$(CFLAGS)),$(NATIVE_ID))' | cksum)).stamp
 $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(B)/flags-*.stamp && touch $@
+# the same for the emulated kernels' own flags: a change rebuilds those objects only
+EMU_STAMP := $(B)/emu-flags-$(firstword $(shell printf '%s' '$(EMU_INSTRUMENT) $(EMU_FMA)' | cksum)).stamp
+$(EMU_STAMP):
+	@mkdir -p $(@D) && rm -f $(B)/emu-flags-*.stamp && touch $@
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 EX_OBJ := $(EX_SRC:%.c=$(VOBJ)/%.o)
@@ -166,10 +173,13 @@ $(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh $(F
 $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
-# the same kernels as host C++ against the emulator (tests only)
-$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP)
+# the same kernels as host C++ against the emulator (tests only). Every load and store of a
+# kernel calls the emulator's checks (memcheck, initcheck, racecheck, the profiler) through
+# gcc's ThreadSanitizer instrumentation, whose entry points cuda/emu.cpp defines (no libtsan
+# is linked); not vectorized, so each thread's accesses stay one per element, as on a GPU.
+$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -x c++ -c $< -o $@
+	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -x c++ -c $< -o $@
 $(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -c $< -o $@
@@ -237,6 +247,18 @@ CHECK_SRC := $(wildcard tests/cuda/*.c)
 CHECK_OBJ := $(CHECK_SRC:%.c=$(VOBJ)/%.o)
 $(VOBJ)/cuda_check_emu: $(CHECK_OBJ) $(LIBS_ALL) $(EMU_OBJ)
 	$(CC) $(CFLAGS) -o $@ $(CHECK_OBJ) $(EMU_OBJ) $(LINK_LIBS) $(EMU_LIBS)
+# tests/cuda/plants: planted-bug kernels the emulator's checks must catch, and the profiler's
+# counters on kernels with hand-known ideals (tests/suites/cuda.sh)
+PLANT_SRC := $(wildcard tests/cuda/plants/*.cu) tests/cuda/plants/plants.cpp
+PLANT_OBJ := $(patsubst %,$(B)/emu/%.o,$(basename $(PLANT_SRC)))
+$(B)/emu/tests/cuda/plants/%.o: tests/cuda/plants/%.cu tests/cuda/plants/plant.h cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP) $(EMU_STAMP)
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O1 -x c++ -c $< -o $@
+$(B)/emu/tests/cuda/plants/plants.o: tests/cuda/plants/plants.cpp tests/cuda/plants/plant.h cuda/*.h common/*.h $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -c $< -o $@
+$(VOBJ)/cuda_plants_emu: $(PLANT_OBJ) $(LIBCOMMON) $(EMU_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(PLANT_OBJ) $(EMU_OBJ) $(LIBCOMMON) $(LDLIBS) $(EMU_LIBS)
 $(VOBJ)/cuda_check: $(CHECK_OBJ) $(LIBS_ALL) $(LAB_CUDA_OBJ)
 	$(CC) $(CFLAGS) -o $@ $(CHECK_OBJ) $(LAB_CUDA_OBJ) $(LINK_LIBS) $(LAB_CUDA_LIBS)
 
@@ -249,9 +271,12 @@ $(ASAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
 ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC)))
-$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP)
+# The kernels of this build round like nvcc's: multiply-adds contracted into FMAs (nvcc's
+# default, fma.rn.f32; EMU_FMA above), where the CPU has them; the plain emulated build does
+# not contract, so a tolerance-0 case passes only if it holds both ways.
+$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
+	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_FMA) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
 $(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
@@ -292,7 +317,7 @@ asan-unit: $(ASAN)/test_unit
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 $(ASAN)/test_unit $(T)
 
 # make test: every suite, one final "N passed, N failed, N skipped" line (tests/run_all.sh)
-CUDA_CHECKS := $(VOBJ)/cuda_check_emu $(ASAN)/cuda_check_emu $(TSAN)/cuda_check_emu $(if $(filter cuda,$(FEATURES)),$(VOBJ)/cuda_check)
+CUDA_CHECKS := $(VOBJ)/cuda_check_emu $(VOBJ)/cuda_plants_emu $(ASAN)/cuda_check_emu $(TSAN)/cuda_check_emu $(if $(filter cuda,$(FEATURES)),$(VOBJ)/cuda_check)
 .PHONY: cuda-check cuda-check-build
 cuda-check-build: $(CUDA_CHECKS)
 # every CUDA kernel against its CPU op, four ways (tests/suites/cuda.sh; also part of make test)

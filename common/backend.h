@@ -82,6 +82,9 @@ typedef struct Backend {
   /* Called around every kernel call (NULL for none): a test device opens its memory here. */
   void (*enter)(void);
   void (*leave)(void);
+  /* Told each piece of its memory the arena hands out (NULL for none): the CUDA emulator then
+   * checks kernels against each tensor's exact bounds. */
+  void (*carved)(void *p, size_t bytes);
 
   /* elementwise (cpu/cpu_elementwise.c) */
   void (*fill)(float *x, float v, long n);

@@ -101,7 +101,11 @@ void *dev_alloc(Device d, size_t bytes) {
   Arena *A = &ag_ctx()->arena[d];
   size_t need = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   if (need == 0) need = ARENA_ALIGN;
-  if (need >= ARENA_BIG) return arena_alloc_big(d, need);
+  if (need >= ARENA_BIG) {
+    void *p = arena_alloc_big(d, need);
+    if (backend_of(d)->carved) backend_of(d)->carved(p, bytes);
+    return p;
+  }
   if (!A->first) A->first = A->cur = chunk_new(d, need > ARENA_CHUNK ? need : ARENA_CHUNK);
   while (A->cur->used + need > A->cur->cap) {
     if (A->cur->next && A->cur->next->cap >= need) {
@@ -123,6 +127,7 @@ void *dev_alloc(Device d, size_t bytes) {
   A->cur->used += need;
   A->used_total += need;
   if (A->used_total > A->peak) A->peak = A->used_total;
+  if (backend_of(d)->carved) backend_of(d)->carved(p, bytes);
   return p;
 }
 

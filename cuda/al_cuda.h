@@ -23,7 +23,8 @@
 #define SHARED_DYNAMIC(type, name) type *name = (type *)emu_dynamic_shared()
 #define LAUNCH_(sync, kernel, grid, block, shared, ...)                                        \
   emu_launch(#kernel, __FILE__, __LINE__, dim3(grid), dim3(block), (shared), (sync),           \
-             [=] { kernel(__VA_ARGS__); })
+             [=] { kernel(__VA_ARGS__); }, #__VA_ARGS__, emu_args(__VA_ARGS__))
+#define AL_GRID_CAP(hw) emu_grid_cap(hw)
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -36,6 +37,7 @@
     kernel<<<(grid), (block), (shared)>>>(__VA_ARGS__);                                        \
     cuda_check_launch(#kernel, __FILE__, __LINE__);                                            \
   } while (0)
+#define AL_GRID_CAP(hw) (hw)
 #endif
 #define LAUNCH(kernel, grid, block, shared, ...)                                               \
   LAUNCH_(false, kernel, grid, block, shared, __VA_ARGS__)
@@ -64,12 +66,17 @@ void cuda_check_launch(const char *kernel, const char *file, int line);
 /* Threads a block for the elementwise kernels: 256 keeps 8 warps a block, enough to hide
  * memory latency, and many blocks a multiprocessor. */
 enum { EW_THREADS = 256 };
-/* Blocks for n elements at `threads` a block, capped: a grid-stride loop covers the rest (more
- * blocks than the GPU can hold at once only adds scheduling). */
+/* A grid of `blocks` for a kernel whose grid-stride loop covers the rest, capped at `hw` (more
+ * blocks than the GPU can hold at once only adds scheduling). The emulator's tests cap lower
+ * (AL_CUDA_EMU_GRID_CAP), so every such loop takes several trips there. */
+static inline unsigned cap_grid(long blocks, long hw) {
+  long cap = AL_GRID_CAP(hw);
+  if (blocks < 1) blocks = 1;
+  return (unsigned)(blocks > cap ? cap : blocks);
+}
+/* Blocks for n elements at `threads` a block, capped at 8192. */
 static inline unsigned ew_blocks(long n, int threads) {
-  long b = (n + threads - 1) / threads;
-  if (b < 1) b = 1;
-  return (unsigned)(b > 8192 ? 8192 : b);
+  return cap_grid((n + threads - 1) / threads, 8192);
 }
 static __device__ __forceinline__ long first_index(void) {
   return (long)blockIdx.x * blockDim.x + threadIdx.x;

@@ -9,6 +9,7 @@
 #endif
 
 #include "kernels.cuh"
+#include "profile.h"
 
 [[noreturn]] void cuda_fail(const char *what, const char *err_name, const char *err_text,
                             const char *file, int line) {
@@ -128,8 +129,28 @@ static void cu_copy(void *dst, const void *src, size_t bytes) {
   CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
 }
 static void cu_zero(void *p, size_t bytes) { CUDA_CHECK(cudaMemset(p, 0, bytes)); }
+#ifdef AL_CUDA_EMU
+static void cu_carved(void *p, size_t bytes) { emu_carve(p, bytes); }
+#endif
 
 extern "C" CudaCopyCounts cuda_copy_counts(void) { return g_copies; }
+
+/* ---------- the emulator's memory counters (cuda/profile.h) ---------- */
+#ifdef AL_CUDA_EMU
+static_assert(sizeof(CudaKernelProfile) == sizeof(EmuKernelProfile), "profile.h and emu.h differ");
+extern "C" bool cuda_profile_start(void) {
+  emu_profile_take(NULL, 0);
+  emu_profile(true);
+  return true;
+}
+extern "C" int cuda_profile_stop(CudaKernelProfile *out, int max) {
+  emu_profile(false);
+  return emu_profile_take((EmuKernelProfile *)out, max);
+}
+#else
+extern "C" bool cuda_profile_start(void) { return false; }
+extern "C" int cuda_profile_stop(CudaKernelProfile *, int) { return 0; }
+#endif
 
 /* ---------- the device ---------- */
 
@@ -172,6 +193,9 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
   be->from_host = cu_from_host;
   be->copy = cu_copy;
   be->zero = cu_zero;
+#ifdef AL_CUDA_EMU
+  be->carved = cu_carved; /* exact bounds for memcheck */
+#endif
   cuda_register_elementwise(be);
   cuda_register_matmul(be);
   cuda_register_reduce(be);

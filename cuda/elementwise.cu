@@ -128,7 +128,7 @@ static void cuda_binary_grad(const Broadcast *bc, int x, float *gx, const float 
     if (bc->stride[x][k] == 0 && bc->len[k] > 1) rows_only = false; /* rows share gx too */
   if (rows_only && !store) {
     long blocks = (bc->rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
-    LAUNCH_SYNC(binary_grad_rows_kernel, (unsigned)(blocks > 4096 ? 4096 : blocks),
+    LAUNCH_SYNC(binary_grad_rows_kernel, cap_grid(blocks, 4096),
                 32 * ROWS_PER_BLOCK, 0, *bc, x, gx, g, y, scale, false);
   } else {
     LAUNCH(binary_grad_kernel, ew_blocks(total, EW_THREADS), EW_THREADS, 0, *bc, x, gx, g, y,

@@ -2,16 +2,21 @@
  * the kernels as host C++ into the test binaries only; the labs link the real CUDA runtime. */
 #include "emu.h"
 
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -46,11 +51,23 @@ EMU_NO_TSAN dim3 emu_grid_dim(void) { return t_grid_dim; }
   abort();
 }
 
+static void profile_gemm(int m, int n, int k, int count, bool beta);
+
 /* ---------- device memory: closed to the host except inside launches and copies ---------- */
 
+/* Outside ThreadSanitizer every allocation comes from one reserved window of address space, so
+ * "is this device memory?" is one comparison, and the checks keep their shadow per MB of it:
+ *  - bounds: per 64-byte granule, the allocation it belongs to (a cudaMalloc block, or the
+ *    piece of an arena chunk that emu_carve handed to a tensor) as [start, start + bytes);
+ *  - initcheck: one bit per byte, set by every write (a kernel's store, a copy, a memset,
+ *    cuBLAS's output);
+ *  - racecheck: per 4-byte word, the last writer and a reader (see "racecheck" below).
+ * Blocks are a page apart (an unmapped guard page each); a tensor the arena hands out holds NaN
+ * (0xff bytes), as a GPU's fresh memory holds garbage rather than zeros. */
 struct Region {
   char *p;
-  size_t len;
+  size_t len;   /* mapped, whole pages */
+  size_t bytes; /* asked for */
 };
 static std::vector<Region> g_regions;
 static int g_open_depth;
@@ -58,25 +75,113 @@ static std::mutex g_mem_mutex;
 static EmuCopyStats g_copies;
 static long g_launches;
 
+#ifndef EMU_TSAN
+#define EMU_WINDOW 1
+enum : size_t { WIN_BYTES = (size_t)16 << 30, MB_SHIFT = 20, MB = (size_t)1 << MB_SHIFT };
+struct Gran {
+  uint32_t start; /* the allocation's first granule (window offset / 64) */
+  uint32_t bytes; /* its exact size; 0: no allocation here */
+};
+struct Word {
+  uint32_t wstamp, rstamp; /* when (see racecheck), 0: never */
+  uint32_t wtid, rtid;     /* who: the thread's index in the grid */
+  uint16_t wsite, rsite;   /* where: the access's source site */
+  uint8_t wmask, rmask;    /* which of the word's bytes */
+  uint16_t pad;
+};
+struct ShadowMB {
+  Gran gran[MB / 64];
+  uint8_t init[MB / 8];
+  Word words[MB / 4];
+};
+static char *g_win;         /* the window's base */
+static size_t g_win_top;    /* bytes of it handed out so far (bump) */
+static ShadowMB **g_dir;    /* per MB of the window, its shadow (NULL: never allocated) */
+static std::vector<Region> g_free_blocks;
+
+static bool g_checks = true; /* memcheck, initcheck, racecheck; AL_CUDA_EMU_CHECKS=0: off */
+static void win_init(void) {
+  if (g_win) return;
+  void *p = mmap(NULL, WIN_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) emu_die("cannot reserve %zu GB of address space for device memory",
+                               (size_t)(WIN_BYTES >> 30));
+  g_win = (char *)p;
+  const char *e = getenv("AL_CUDA_EMU_CHECKS");
+  g_checks = !(e && strcmp(e, "0") == 0);
+  g_dir = (ShadowMB **)calloc(WIN_BYTES / MB, sizeof *g_dir);
+  if (!g_dir) emu_die("no memory for the device memory's shadow");
+}
+static inline bool in_window(const void *p) {
+  return (uintptr_t)p - (uintptr_t)g_win < g_win_top;
+}
+static ShadowMB *shadow_mb(size_t off) {
+  ShadowMB *&s = g_dir[off >> MB_SHIFT];
+  if (!s) {
+    void *p = mmap(NULL, sizeof(ShadowMB), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) emu_die("no memory for the device memory's shadow");
+    s = (ShadowMB *)p;
+  }
+  return s;
+}
+/* Mark [off, off + len) of the window as one allocation of `bytes` starting at off (bytes 0:
+ * none), and its bytes unwritten. */
+static void shadow_mark(size_t off, size_t len, size_t bytes) {
+  for (size_t o = off; o < off + len;) {
+    ShadowMB *s = shadow_mb(o);
+    size_t in = o & (MB - 1), n = MB - in < off + len - o ? MB - in : off + len - o;
+    for (size_t g = in / 64; g < (in + n + 63) / 64; g++)
+      s->gran[g] = {(uint32_t)(off / 64), (uint32_t)bytes};
+    /* init bits: whole bytes of the bitmap, then the edges bit by bit */
+    size_t b0 = in, b1 = in + n;
+    while (b0 < b1 && (b0 & 7)) s->init[b0 / 8] &= (uint8_t) ~(1u << (b0 & 7)), b0++;
+    while (b1 > b0 && (b1 & 7)) b1--, s->init[b1 / 8] &= (uint8_t) ~(1u << (b1 & 7));
+    if (b1 > b0) memset(s->init + b0 / 8, 0, (b1 - b0) / 8);
+    o += n;
+  }
+}
+/* Bytes [off, off + len) of the window were written (a copy, a memset, cuBLAS). */
+static void shadow_written(size_t off, size_t len) {
+  for (size_t o = off; o < off + len;) {
+    ShadowMB *s = shadow_mb(o);
+    size_t in = o & (MB - 1), n = MB - in < off + len - o ? MB - in : off + len - o;
+    size_t b0 = in, b1 = in + n;
+    while (b0 < b1 && (b0 & 7)) s->init[b0 / 8] |= (uint8_t)(1u << (b0 & 7)), b0++;
+    while (b1 > b0 && (b1 & 7)) b1--, s->init[b1 / 8] |= (uint8_t)(1u << (b1 & 7));
+    if (b1 > b0) memset(s->init + b0 / 8, 0xff, (b1 - b0) / 8);
+    o += n;
+  }
+}
+static void set_prot(int prot) {
+  if (g_win_top && mprotect(g_win, g_win_top, prot) != 0)
+    emu_die("mprotect failed on device memory");
+}
+#else
 static void set_prot(int prot) {
   for (const Region &r : g_regions)
     if (mprotect(r.p, r.len, prot) != 0) emu_die("mprotect failed on device memory");
 }
+#endif
+
 static void mem_open(void) {
   if (g_open_depth++ == 0) set_prot(PROT_READ | PROT_WRITE);
 }
 static void mem_close(void) {
   if (--g_open_depth == 0) set_prot(PROT_NONE);
 }
-static bool is_device(const void *p, size_t bytes) {
+static const Region *region_of(const void *p) {
   const char *c = (const char *)p;
   for (const Region &r : g_regions)
-    if (c >= r.p && c < r.p + r.len) {
-      if (c + bytes > r.p + r.len)
-        emu_die("a copy of %zu bytes runs past a device allocation", bytes);
-      return true;
-    }
-  return false;
+    if (c >= r.p && c < r.p + r.len) return &r;
+  return NULL;
+}
+static bool is_device(const void *p, size_t bytes) {
+  const Region *r = region_of(p);
+  if (!r) return false;
+  if ((const char *)p + bytes > r->p + r->bytes)
+    emu_die("a copy of %zu bytes runs %zu bytes past the end of a %zu-byte device allocation",
+            bytes, (size_t)((const char *)p + bytes - (r->p + r->bytes)), r->bytes);
+  return true;
 }
 
 cudaError_t cudaGetDeviceCount(int *n) {
@@ -97,10 +202,31 @@ cudaError_t cudaMalloc(void **out, size_t bytes) {
   std::lock_guard<std::mutex> lock(g_mem_mutex);
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t len = bytes ? (bytes + page - 1) / page * page : page;
-  void *p = mmap(NULL, len, g_open_depth ? PROT_READ | PROT_WRITE : PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  int prot = g_open_depth ? PROT_READ | PROT_WRITE : PROT_NONE;
+#ifdef EMU_WINDOW
+  win_init();
+  char *p = NULL;
+  for (size_t i = 0; i < g_free_blocks.size(); i++) /* a freed block of the same size */
+    if (g_free_blocks[i].len == len) {
+      p = g_free_blocks[i].p;
+      g_free_blocks[i] = g_free_blocks.back();
+      g_free_blocks.pop_back();
+      break;
+    }
+  if (!p) {
+    if (g_win_top + len + page > WIN_BYTES) return cudaErrorMemoryAllocation;
+    p = g_win + g_win_top;
+    g_win_top += len + page; /* and a guard page */
+    if (mmap(p, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) ==
+        MAP_FAILED)
+      return cudaErrorMemoryAllocation;
+  }
+  shadow_mark((size_t)(p - g_win), len, bytes); /* unwritten: initcheck reports a read */
+#else
+  void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return cudaErrorMemoryAllocation;
-  g_regions.push_back({(char *)p, len});
+#endif
+  g_regions.push_back({(char *)p, len, bytes});
   *out = p;
   return cudaSuccess;
 }
@@ -110,12 +236,46 @@ cudaError_t cudaFree(void *p) {
   std::lock_guard<std::mutex> lock(g_mem_mutex);
   for (size_t i = 0; i < g_regions.size(); i++)
     if (g_regions[i].p == p) {
+#ifdef EMU_WINDOW
+      Region r = g_regions[i];
+      /* the pages go back to the system; the range stays reserved for a block of its size */
+      mmap(r.p, r.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+      shadow_mark((size_t)(r.p - g_win), r.len, 0);
+      g_free_blocks.push_back(r);
+#else
       munmap(p, g_regions[i].len);
+#endif
       g_regions[i] = g_regions.back();
       g_regions.pop_back();
       return cudaSuccess;
     }
   emu_die("cudaFree of %p, which cudaMalloc did not return", p);
+}
+
+void emu_carve(void *p, size_t bytes) {
+#ifdef EMU_WINDOW
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  const Region *r = region_of(p);
+  if (!r || (char *)p + bytes > r->p + r->bytes)
+    emu_die("the arena handed out %zu bytes at %p, outside its device allocations", bytes, p);
+  size_t off = (size_t)((char *)p - g_win);
+  if (off % 64) emu_die("the arena handed out %p, not 64-byte aligned", p);
+  shadow_mark(off, (bytes + 63) / 64 * 64, bytes);
+  /* A fresh tensor holds garbage on a GPU; here NaN (0xff bytes), so that even a build without
+   * initcheck (ASan, TSan) shows a read of it in the results. Only the piece is opened: the
+   * pages of a whole arena chunk stay untouched until used. */
+  if (!bytes) return;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)p & ~(page - 1);
+  size_t span = ((uintptr_t)p + bytes + page - 1) / page * page - lo;
+  if (!g_open_depth && mprotect((void *)lo, span, PROT_READ | PROT_WRITE) != 0)
+    emu_die("mprotect failed on device memory");
+  memset(p, 0xff, bytes);
+  if (!g_open_depth && mprotect((void *)lo, span, PROT_NONE) != 0)
+    emu_die("mprotect failed on device memory");
+#else
+  (void)p;
+  (void)bytes;
+#endif
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
@@ -133,6 +293,10 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
   mem_open();
   if (bytes) memmove(dst, src, bytes);
   mem_close();
+#ifdef EMU_WINDOW
+  if (bytes && kind == cudaMemcpyHostToDevice) shadow_written((size_t)((char *)dst - g_win), bytes);
+  if (bytes && kind == cudaMemcpyDeviceToDevice) shadow_written((size_t)((char *)dst - g_win), bytes);
+#endif
   return cudaSuccess;
 }
 
@@ -142,9 +306,11 @@ cudaError_t cudaMemset(void *p, int v, size_t bytes) {
   mem_open();
   memset(p, v, bytes);
   mem_close();
+#ifdef EMU_WINDOW
+  if (bytes) shadow_written((size_t)((char *)p - g_win), bytes);
+#endif
   return cudaSuccess;
 }
-
 cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 const char *cudaGetErrorName(cudaError_t e) {
@@ -235,13 +401,25 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
     st = gemm1(ta, tb, m, n, k, *alpha, A + b * strideA, lda, B + b * strideB, ldb, *beta,
                C + b * strideC, ldc);
   mem_close();
+#ifdef EMU_WINDOW
+  if (st == CUBLAS_STATUS_SUCCESS)
+    for (int b = 0; b < count; b++)
+      for (int j = 0; j < n; j++)
+        shadow_written((size_t)((char *)(C + b * strideC + (long)j * ldc) - g_win),
+                       sizeof(float) * (size_t)m);
+#endif
+  profile_gemm(m, n, k, count, *beta != 0.0f);
   return st;
 }
 
 /* ---------- launches ---------- */
 
-enum { SHARED_STATIC_MAX = 48 * 1024, MAX_THREADS = 1024 };
+enum { SHARED_STATIC_MAX = 48 * 1024, MAX_THREADS = 1024, MAX_GIVEN = 64 };
 
+struct Given {
+  size_t start, bytes; /* window offsets of a device allocation the launch was given */
+  int arg;             /* which argument pointed into it */
+};
 struct Launch {
   const char *kernel, *file;
   int line;
@@ -250,6 +428,9 @@ struct Launch {
   bool sync;
   const std::function<void()> *body;
   size_t dynamic_shared;
+  const char *names; /* the arguments as written */
+  Given given[MAX_GIVEN];
+  int ngiven;
   union Slot {
     float f;
     double d;
@@ -257,22 +438,336 @@ struct Launch {
 };
 static Launch g_launch;
 
-/* The current block's shared memory and its barriers' synchronisation objects (ThreadSanitizer:
- * a barrier's generations alternate between two objects, so a thread leaving generation g
- * acquires only what arrived at g, not what already arrived at g + 1). */
+/* The current block's shared memory (static, then dynamic) and its barriers' synchronisation
+ * objects (ThreadSanitizer: a barrier's generations alternate between two objects, so a thread
+ * leaving generation g acquires only what arrived at g, not what already arrived at g + 1). */
 struct BlockMem {
   alignas(16) unsigned char shared[SHARED_STATIC_MAX];
+  alignas(16) unsigned char dyn[SHARED_STATIC_MAX];
   unsigned char *dynamic;
   char block_sync[2], warp_sync[MAX_THREADS / 32][2];
 };
 static BlockMem *g_block;
-static std::vector<unsigned char> g_dynamic;
 static unsigned long g_block_gen, g_warp_gen[MAX_THREADS / 32];
 
 /* per thread: its linear index in the block and its static shared-memory cursor */
 static thread_local int t_tid = -1;
 static thread_local size_t t_shared_used;
 static thread_local bool t_in_launch;
+static long g_blk; /* the running block's linear index */
+
+/* Stamps order accesses for racecheck: one counter, advanced at every launch, block start,
+ * barrier and warp shuffle. An access stamped s by another thread is unordered with the
+ * current one (a race when one of them writes) when s is from this launch and either from an
+ * earlier block (blocks of a launch are never ordered) or from this block after its last
+ * barrier — and, for a thread of the same warp, after the warp's last shuffle. */
+static uint32_t g_stamp, g_launch_stamp0, g_block_stamp0, g_bar_stamp,
+    g_warp_stamp[MAX_THREADS / 32];
+static uint32_t g_gtid_base; /* the running block's first thread in the grid */
+
+/* ---------- reports ---------- */
+
+/* "file:line (function), inlined into ..." for a code address, from addr2line on the binary's
+ * debug information (the emulated objects are built with -g). */
+static std::string where_pc(uintptr_t pc) {
+  if (!pc) return "an unknown place";
+  Dl_info info;
+  char fallback[64];
+  snprintf(fallback, sizeof fallback, "pc %#lx", (unsigned long)pc);
+  if (!dladdr((void *)pc, &info) || !info.dli_fname) return fallback;
+  uintptr_t base = (uintptr_t)info.dli_fbase;
+  uintptr_t rel = base == 0x400000 ? pc - 1 : pc - base - 1; /* the call, not the return */
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "addr2line -C -f -i -e '%s' %#lx 2>/dev/null", info.dli_fname,
+           (unsigned long)rel);
+  FILE *f = popen(cmd, "r");
+  if (!f) return std::string(fallback) + " (no addr2line to name the line)";
+  std::vector<std::string> lines;
+  char buf[1024];
+  while (fgets(buf, sizeof buf, f)) {
+    std::string l(buf);
+    while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+    size_t d = l.find(" (discriminator");
+    if (d != std::string::npos) l.erase(d);
+    lines.push_back(l);
+  }
+  pclose(f);
+  if (lines.size() < 2 || lines[1].compare(0, 2, "??") == 0)
+    return std::string(fallback) + " (no line information)";
+  /* pairs of function and file:line, innermost first: the project's lines (cuda/, tests/), the
+   * first the access itself, then where it was inlined into (a helper's caller, the launch) */
+  std::string out;
+  for (size_t i = 1; i < lines.size(); i += 2) {
+    std::string loc = lines[i];
+    if (loc[0] == '/') { /* an absolute path: from the repository's root on */
+      size_t r = std::string::npos;
+      for (const char *root : {"/cuda/", "/tests/"}) r = std::min(r, loc.find(root));
+      if (r == std::string::npos) break; /* the C++ library's inlined frames */
+      loc.erase(0, r + 1);
+    }
+    for (size_t up; (up = loc.find("/../")) != std::string::npos;) { /* a/b/../c -> a/c */
+      size_t dir = loc.rfind('/', up - 1);
+      loc.erase(dir == std::string::npos ? 0 : dir + 1, up + 4 - (dir == std::string::npos ? 0 : dir + 1));
+    }
+    if (loc.compare(0, 5, "cuda/") != 0 && loc.compare(0, 6, "tests/") != 0) break;
+    out += out.empty() ? loc : (i == 3 ? " (inlined at " : ", at ") + loc;
+  }
+  if (out.empty()) return std::string(fallback) + " (outside cuda/ and tests/)";
+  return lines.size() > 3 && out.find(" (inlined") != std::string::npos ? out + ")" : out;
+}
+
+static std::string dims(dim3 d, dim3 of) {
+  char b[64];
+  if (of.y == 1 && of.z == 1) snprintf(b, sizeof b, "%u", d.x);
+  else snprintf(b, sizeof b, "(%u, %u, %u)", d.x, d.y, d.z);
+  return b;
+}
+/* "thread 5 of block 2" for a thread's index in the grid */
+static std::string who(uint32_t gtid) {
+  const dim3 &b = g_launch.block, &g = g_launch.grid;
+  long n = g_launch.nthreads, blk = gtid / n, tid = gtid % n;
+  dim3 t((unsigned)(tid % b.x), (unsigned)(tid / b.x % b.y), (unsigned)(tid / (b.x * b.y)));
+  dim3 k((unsigned)(blk % g.x), (unsigned)(blk / g.x % g.y), (unsigned)(blk / ((long)g.x * g.y)));
+  return "thread " + dims(t, b) + " of block " + dims(k, g);
+}
+static std::string me(void) { return who(g_gtid_base + (uint32_t)t_tid); }
+
+/* The launch's argument i as written ("x", "*bc") */
+[[maybe_unused]] static std::string arg_name(int i) {
+  const char *s = g_launch.names ? g_launch.names : "";
+  int depth = 0, k = 0;
+  std::string cur;
+  for (; *s; s++) {
+    if (*s == '(' || *s == '[' || *s == '{') depth++;
+    if (*s == ')' || *s == ']' || *s == '}') depth--;
+    if (*s == ',' && depth == 0) {
+      if (k++ == i) break;
+      cur.clear();
+      continue;
+    }
+    cur += *s;
+  }
+  if (k < i) return "argument " + std::to_string(i + 1);
+  size_t a = cur.find_first_not_of(' '), b = cur.find_last_not_of(' ');
+  return "'" + (a == std::string::npos ? cur : cur.substr(a, b - a + 1)) + "' (argument " +
+         std::to_string(i + 1) + ")";
+}
+
+[[noreturn]] __attribute__((format(printf, 2, 3))) static void check_fail(const char *tool,
+                                                                          const char *fmt, ...) {
+  fflush(stdout);
+  fprintf(stderr, "cuda emulator: %s: kernel %s (launched at %s:%d): ", tool, g_launch.kernel,
+          g_launch.file, g_launch.line);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  fflush(stderr);
+  abort();
+}
+
+/* ---------- memcheck, initcheck and racecheck: every load and store of a kernel ----------
+ * The .cu files of the checked build are compiled with -fsanitize=thread, whose instrumentation
+ * calls __tsan_read4(address) and friends before every memory access; the emulator, not
+ * ThreadSanitizer's runtime, defines those functions (below). Each access inside a launch that
+ * falls in device memory or the block's shared memory is checked against the allocation's
+ * bounds and the launch's arguments, its bytes' init bits, and the word's last accesses. */
+enum AccessKind { ACC_READ, ACC_WRITE, ACC_ATOMIC };
+[[maybe_unused]] static const char *acc_name(int k) { return k == ACC_READ ? "read" : k == ACC_WRITE ? "write" : "atomic"; }
+
+static bool g_profile_on;
+static void profile_access(uintptr_t pc, uintptr_t a, size_t size, bool shared, int kind);
+
+#ifdef EMU_WINDOW
+/* source sites: a code address -> a 16-bit number (racecheck keeps two per word) */
+static std::vector<uintptr_t> g_sites(1, 0);
+static uint16_t site_of(uintptr_t pc) {
+  struct Entry {
+    uintptr_t pc;
+    uint16_t id;
+  };
+  static Entry cache[4096];
+  static std::unordered_map<uintptr_t, uint16_t> all;
+  Entry &c = cache[(pc >> 2) & 4095];
+  if (c.pc == pc) return c.id;
+  uint16_t id = 0;
+  auto it = all.find(pc);
+  if (it != all.end()) id = it->second;
+  else if (g_sites.size() < 65535) {
+    id = (uint16_t)g_sites.size();
+    g_sites.push_back(pc);
+    all[pc] = id;
+  }
+  c = {pc, id};
+  return id;
+}
+
+/* Where a device address lies relative to the launch's arguments: the nearest one. */
+static std::string relative_to_args(size_t off) {
+  long best = -1;
+  std::string out;
+  for (int i = 0; i < g_launch.ngiven; i++) {
+    const Given &g = g_launch.given[i];
+    size_t d = off < g.start ? g.start - off : off >= g.start + g.bytes ? off - (g.start + g.bytes) : 0;
+    if (best >= 0 && (long)d >= best) continue;
+    best = (long)d;
+    char b[160];
+    if (off < g.start) snprintf(b, sizeof b, "%zu bytes before the start of ", d);
+    else if (off >= g.start + g.bytes) snprintf(b, sizeof b, "%zu bytes past the end of ", d);
+    else snprintf(b, sizeof b, "%zu bytes into ", off - g.start);
+    out = b + arg_name(g.arg) + " (" + std::to_string(g.bytes) + " bytes)";
+  }
+  return best < 0 ? "the launch was given no device pointer" : out;
+}
+
+static bool concurrent(uint32_t stamp, uint32_t tid, bool global) {
+  if (stamp < g_launch_stamp0) return false; /* an earlier launch */
+  if (stamp < g_block_stamp0) return global; /* an earlier block of this launch */
+  if (stamp < g_bar_stamp) return false;     /* before this block's last barrier */
+  uint32_t w = (tid - g_gtid_base) / 32;
+  if (w != (uint32_t)t_tid / 32) return true;
+  return stamp >= g_warp_stamp[w]; /* same warp: after its last shuffle */
+}
+
+[[noreturn]] static void race_fail(bool global, uintptr_t a, int kind, uintptr_t pc, bool other_wrote,
+                                   uint32_t other, uint16_t other_site) {
+  std::string where = global ? "global" : "shared";
+  check_fail("racecheck",
+             "%s %ss %s memory at %#lx at %s, and %s %s it at %s, with no barrier between them "
+             "(%s)",
+             me().c_str(), acc_name(kind), where.c_str(), (unsigned long)a, where_pc(pc).c_str(),
+             who(other).c_str(), other_wrote ? "wrote" : "read",
+             where_pc(g_sites[other_site]).c_str(),
+             global && (other - g_gtid_base) >= (uint32_t)g_launch.nthreads
+                 ? "blocks of one launch are never ordered: use an atomic, or a second launch"
+                 : "threads of a block are ordered only by __syncthreads: add one between them, "
+                   "or use an atomic");
+}
+
+static void word_access(Word &w, uint8_t bm, int kind, bool global, uintptr_t a, uintptr_t pc) {
+  uint32_t self = g_gtid_base + (uint32_t)t_tid;
+  uint16_t site = site_of(pc);
+  if (kind == ACC_ATOMIC) { /* atomics are ordered among themselves; a plain access is not */
+    w.wstamp = g_stamp, w.wtid = self, w.wsite = site, w.wmask = bm;
+    return;
+  }
+  if (w.wstamp && w.wtid != self && (w.wmask & bm) && concurrent(w.wstamp, w.wtid, global))
+    race_fail(global, a, kind, pc, true, w.wtid, w.wsite);
+  if (kind == ACC_WRITE) {
+    if (w.rstamp && w.rtid != self && (w.rmask & bm) && concurrent(w.rstamp, w.rtid, global))
+      race_fail(global, a, kind, pc, false, w.rtid, w.rsite);
+    w.wstamp = g_stamp, w.wtid = self, w.wsite = site, w.wmask = bm;
+  } else if (!(w.rstamp && w.rtid != self && concurrent(w.rstamp, w.rtid, global))) {
+    w.rstamp = g_stamp, w.rtid = self, w.rsite = site, w.rmask = bm; /* keep another's read */
+  }
+}
+
+static size_t g_last_given = (size_t)-1; /* the allocation last found among the arguments */
+
+static void device_access(uintptr_t a, size_t size, int kind, uintptr_t pc) {
+  size_t off = a - (uintptr_t)g_win;
+  ShadowMB *s = g_dir[off >> MB_SHIFT];
+  Gran g = s ? s->gran[(off & (MB - 1)) >> 6] : Gran{0, 0};
+  size_t start = (size_t)g.start * 64;
+  if (!g.bytes || off + size > start + g.bytes)
+    check_fail("memcheck", "%s %ss %zu bytes at %#lx at %s: %s, %s", me().c_str(),
+               acc_name(kind), size, (unsigned long)a, where_pc(pc).c_str(),
+               !g.bytes ? "outside every device allocation" : "past the end of its allocation",
+               relative_to_args(off).c_str());
+  if (start != g_last_given) {
+    bool given = false;
+    for (int i = 0; i < g_launch.ngiven && !given; i++) given = g_launch.given[i].start == start;
+    if (!given)
+      check_fail("memcheck", "%s %ss %zu bytes at %#lx at %s: %s, inside a %u-byte device "
+                 "allocation the launch was not given",
+                 me().c_str(), acc_name(kind), size, (unsigned long)a, where_pc(pc).c_str(),
+                 relative_to_args(off).c_str(), g.bytes);
+    g_last_given = start;
+  }
+  for (size_t b = off; b < off + size; b++) { /* initcheck */
+    ShadowMB *sb = b >> MB_SHIFT == off >> MB_SHIFT ? s : g_dir[b >> MB_SHIFT];
+    size_t i = b & (MB - 1);
+    if (kind != ACC_WRITE && !(sb->init[i / 8] >> (i & 7) & 1))
+      check_fail("initcheck", "%s %ss %zu bytes at %#lx at %s, which no one wrote (%s): fresh "
+                 "device memory holds garbage",
+                 me().c_str(), acc_name(kind), size, (unsigned long)a, where_pc(pc).c_str(),
+                 relative_to_args(off).c_str());
+    sb->init[i / 8] |= (uint8_t)(1u << (i & 7));
+  }
+  for (size_t wd = off / 4; wd <= (off + size - 1) / 4; wd++) { /* racecheck */
+    size_t lo = wd * 4 > off ? wd * 4 : off, hi = wd * 4 + 4 < off + size ? wd * 4 + 4 : off + size;
+    uint8_t bm = (uint8_t)(((1u << (hi - lo)) - 1) << (lo - wd * 4));
+    ShadowMB *sw = g_dir[(wd * 4) >> MB_SHIFT];
+    word_access(sw->words[(wd * 4 & (MB - 1)) / 4], bm, kind, true, a, pc);
+  }
+}
+
+static Word g_shared_words[2 * SHARED_STATIC_MAX / 4];
+
+static void shared_access(uintptr_t a, size_t size, int kind, uintptr_t pc) {
+  size_t off = a - (uintptr_t)g_block->shared;
+  bool dyn = off >= SHARED_STATIC_MAX;
+  size_t end = dyn ? SHARED_STATIC_MAX + g_launch.dynamic_shared : t_shared_used;
+  if (off + size > end)
+    check_fail("memcheck", "%s %ss %zu bytes of shared memory at %s: %zu bytes past the end of "
+               "the block's %s shared memory (%zu bytes)",
+               me().c_str(), acc_name(kind), size, where_pc(pc).c_str(), off + size - end,
+               dyn ? "dynamic" : "static", dyn ? g_launch.dynamic_shared : t_shared_used);
+  for (size_t wd = off / 4; wd <= (off + size - 1) / 4; wd++) {
+    Word &w = g_shared_words[wd];
+    if (kind != ACC_WRITE && w.wstamp < g_block_stamp0)
+      check_fail("initcheck", "%s %ss shared memory at %s (%s byte %zu) that no thread of this "
+                 "block has written: a block's shared memory starts as garbage",
+                 me().c_str(), acc_name(kind), where_pc(pc).c_str(), dyn ? "dynamic" : "static",
+                 dyn ? off - SHARED_STATIC_MAX : off);
+    size_t lo = wd * 4 > off ? wd * 4 : off, hi = wd * 4 + 4 < off + size ? wd * 4 + 4 : off + size;
+    uint8_t bm = (uint8_t)(((1u << (hi - lo)) - 1) << (lo - wd * 4));
+    word_access(w, bm, kind, false, a, pc);
+  }
+}
+
+static inline void emu_access(const void *p, size_t size, int kind, uintptr_t pc) {
+  if (!t_in_launch || !size) return;
+  uintptr_t a = (uintptr_t)p;
+  bool dev = a - (uintptr_t)g_win < g_win_top;
+  bool sh = !dev && g_block && a - (uintptr_t)g_block->shared < 2 * SHARED_STATIC_MAX;
+  if (!dev && !sh) return;
+  if (g_checks) {
+    if (dev) device_access(a, size, kind, pc);
+    else shared_access(a, size, kind, pc);
+  }
+  if (g_profile_on) profile_access(pc, a, size, sh, kind);
+}
+#else
+static inline void emu_access(const void *, size_t, int, uintptr_t) {}
+#endif
+
+#if defined(EMU_WINDOW) && !defined(EMU_ASAN)
+/* The instrumentation's entry points (gcc's -fsanitize=thread), defined here instead of by
+ * libtsan: the checked build links no sanitizer runtime. */
+#define EMU_CHECKS 1
+#define RET_PC ((uintptr_t)__builtin_return_address(0))
+extern "C" {
+void __tsan_init(void) {}
+void __tsan_func_entry(void *) {}
+void __tsan_func_exit(void) {}
+void __tsan_vptr_update(void **, void *) {}
+void __tsan_vptr_read(void **) {}
+#define EMU_HOOK(n)                                                                            \
+  void __tsan_read##n(void *p) { emu_access(p, n, ACC_READ, RET_PC); }                         \
+  void __tsan_write##n(void *p) { emu_access(p, n, ACC_WRITE, RET_PC); }                       \
+  void __tsan_unaligned_read##n(void *p) { emu_access(p, n, ACC_READ, RET_PC); }               \
+  void __tsan_unaligned_write##n(void *p) { emu_access(p, n, ACC_WRITE, RET_PC); }
+EMU_HOOK(1)
+EMU_HOOK(2)
+EMU_HOOK(4)
+EMU_HOOK(8)
+EMU_HOOK(16)
+void __tsan_read_range(void *p, unsigned long n) { emu_access(p, n, ACC_READ, RET_PC); }
+void __tsan_write_range(void *p, unsigned long n) { emu_access(p, n, ACC_WRITE, RET_PC); }
+}
+#endif
 
 EMU_NO_TSAN static void need_sync(const char *what) {
   if (!t_in_launch) emu_die("%s called outside a kernel", what);
@@ -293,12 +788,12 @@ EMU_NO_TSAN void *emu_shared(size_t bytes, size_t align) {
 
 EMU_NO_TSAN void *emu_dynamic_shared(void) { return g_block->dynamic; }
 
-EMU_NO_TSAN static void block_wait(void);
-EMU_NO_TSAN static void warp_wait(int warp);
+EMU_NO_TSAN static void block_wait(uintptr_t pc);
+EMU_NO_TSAN static void warp_wait(int warp, unsigned mask, uintptr_t pc);
 
 void __syncthreads(void) {
   need_sync("__syncthreads");
-  block_wait();
+  block_wait((uintptr_t)__builtin_return_address(0));
 }
 
 /* The lanes of this thread's warp: a block's last warp may be partial. */
@@ -307,24 +802,44 @@ EMU_NO_TSAN static int warp_lanes(int warp) {
   return rest < 32 ? rest : 32;
 }
 
+/* A shuffle: the lanes of `mask` exchange values. A lane must be in its own mask; the mask may
+ * name only lanes the warp has (a block's last warp is partial when its size is not a multiple
+ * of 32); and a lane may read only from a lane in the mask (another's value is undefined). */
 template <typename T>
-EMU_NO_TSAN static T shuffle(const char *name, T v, int src_of_lane(int lane, int arg, int width),
-                             int arg, int width) {
+EMU_NO_TSAN static T shuffle(const char *name, unsigned mask, T v,
+                             int src_of_lane(int lane, int arg, int width), int arg, int width,
+                             uintptr_t pc) {
   need_sync(name);
   if (width < 1 || width > 32 || (width & (width - 1)))
     emu_die("%s: width must be a power of two up to 32", name);
   int warp = t_tid / 32, lane = t_tid % 32, lanes = warp_lanes(warp);
+  unsigned exist = lanes == 32 ? ~0u : (1u << lanes) - 1;
+  if (!(mask >> lane & 1))
+    check_fail("synccheck", "%s (lane %d) calls %s with mask %#010x at %s, which leaves the lane "
+               "itself out: a lane must be in the mask it passes",
+               me().c_str(), lane, name, mask, where_pc(pc).c_str());
+  if (mask & ~exist)
+    check_fail("synccheck", "%s calls %s with mask %#010x at %s, which names lanes %d-%d of a "
+               "warp that has %d: the block has %d threads, not a multiple of 32, so its last "
+               "warp is partial; use a block size that is a multiple of 32 with warp primitives, "
+               "or a mask of the lanes that exist",
+               me().c_str(), name, mask, where_pc(pc).c_str(), lanes,
+               31 - __builtin_clz(mask & ~exist), lanes, g_launch.nthreads);
   Launch::Slot *s = g_launch.slots + warp * 32;
   if constexpr (sizeof(T) == sizeof(float)) s[lane].f = v;
   else s[lane].d = v;
-  warp_wait(warp); /* every lane has written its value */
+  warp_wait(warp, mask, pc); /* every lane of the mask has written its value */
   int src = src_of_lane(lane, arg, width);
   T r = v;
-  if (src >= 0 && src < lanes) {
+  if (src >= 0 && src < 32) {
+    if (!(mask >> src & 1))
+      check_fail("synccheck", "%s (lane %d) reads lane %d through %s with mask %#010x at %s: "
+                 "lane %d is not in the mask, so the value is undefined",
+                 me().c_str(), lane, src, name, mask, where_pc(pc).c_str(), src);
     if constexpr (sizeof(T) == sizeof(float)) r = s[src].f;
     else r = s[src].d;
   }
-  warp_wait(warp); /* every lane has read before the slots are reused */
+  warp_wait(warp, mask, pc); /* every lane has read before the slots are reused */
   return r;
 }
 EMU_NO_TSAN static int src_down(int lane, int delta, int width) {
@@ -338,20 +853,21 @@ EMU_NO_TSAN static int src_idx(int lane, int src, int width) {
   return (lane / width) * width + src % width;
 }
 
-EMU_NO_TSAN float __shfl_down_sync(unsigned, float v, unsigned d, int w) {
-  return shuffle<float>("__shfl_down_sync", v, src_down, (int)d, w);
+#define SHFL_PC ((uintptr_t)__builtin_return_address(0))
+EMU_NO_TSAN float __shfl_down_sync(unsigned m, float v, unsigned d, int w) {
+  return shuffle<float>("__shfl_down_sync", m, v, src_down, (int)d, w, SHFL_PC);
 }
-EMU_NO_TSAN float __shfl_xor_sync(unsigned, float v, int m, int w) {
-  return shuffle<float>("__shfl_xor_sync", v, src_xor, m, w);
+EMU_NO_TSAN float __shfl_xor_sync(unsigned m, float v, int x, int w) {
+  return shuffle<float>("__shfl_xor_sync", m, v, src_xor, x, w, SHFL_PC);
 }
-EMU_NO_TSAN float __shfl_sync(unsigned, float v, int s, int w) {
-  return shuffle<float>("__shfl_sync", v, src_idx, s, w);
+EMU_NO_TSAN float __shfl_sync(unsigned m, float v, int s, int w) {
+  return shuffle<float>("__shfl_sync", m, v, src_idx, s, w, SHFL_PC);
 }
-EMU_NO_TSAN double __shfl_down_sync(unsigned, double v, unsigned d, int w) {
-  return shuffle<double>("__shfl_down_sync", v, src_down, (int)d, w);
+EMU_NO_TSAN double __shfl_down_sync(unsigned m, double v, unsigned d, int w) {
+  return shuffle<double>("__shfl_down_sync", m, v, src_down, (int)d, w, SHFL_PC);
 }
-EMU_NO_TSAN double __shfl_xor_sync(unsigned, double v, int m, int w) {
-  return shuffle<double>("__shfl_xor_sync", v, src_xor, m, w);
+EMU_NO_TSAN double __shfl_xor_sync(unsigned m, double v, int x, int w) {
+  return shuffle<double>("__shfl_xor_sync", m, v, src_xor, x, w, SHFL_PC);
 }
 
 /* a compare-and-swap loop on the value's bits (no atomic add for floating point in C++17) */
@@ -365,9 +881,18 @@ template <typename T, typename Bits> static T atomic_add_cas(T *p, T v) {
   } while (!__atomic_compare_exchange_n(u, &old, nu, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
   return f;
 }
-float atomicAdd(float *p, float v) { return atomic_add_cas<float, uint32_t>(p, v); }
-double atomicAdd(double *p, double v) { return atomic_add_cas<double, uint64_t>(p, v); }
-int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+float atomicAdd(float *p, float v) {
+  emu_access(p, sizeof *p, ACC_ATOMIC, (uintptr_t)__builtin_return_address(0));
+  return atomic_add_cas<float, uint32_t>(p, v);
+}
+double atomicAdd(double *p, double v) {
+  emu_access(p, sizeof *p, ACC_ATOMIC, (uintptr_t)__builtin_return_address(0));
+  return atomic_add_cas<double, uint64_t>(p, v);
+}
+int atomicAdd(int *p, int v) {
+  emu_access(p, sizeof *p, ACC_ATOMIC, (uintptr_t)__builtin_return_address(0));
+  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+}
 
 EMU_NO_TSAN static void set_thread(int tid) {
   const dim3 &b = g_launch.block;
@@ -380,35 +905,40 @@ EMU_NO_TSAN static void set_thread(int tid) {
 EMU_NO_TSAN static void set_block(long blk) {
   const dim3 &g = g_launch.grid;
   t_block_idx = dim3(blk % g.x, blk / g.x % g.y, blk / ((long)g.x * g.y));
+  g_blk = blk;
+  g_gtid_base = (uint32_t)(blk * g_launch.nthreads);
 }
 
 EMU_NO_TSAN static long grid_blocks(void) {
   return (long)g_launch.grid.x * g_launch.grid.y * g_launch.grid.z;
 }
 
-/* Poison a block's shared memory: a read of a value no thread wrote is a NaN. */
+static void profile_block_begin(void);
+static void profile_block_end(void);
+
 /* Begin a block: its shared memory, poisoned (a read of a value no thread wrote is a NaN). */
 EMU_NO_TSAN static void block_begin(void) {
 #ifdef EMU_TSAN
   /* Each block has memory of its own (as on the GPU, where blocks never see each other's shared
    * memory): freshly allocated, so ThreadSanitizer forgets the previous block's accesses, and
    * its barriers' synchronisation objects with it, so nothing orders two blocks. */
-  g_block = (BlockMem *)malloc(sizeof(BlockMem) + g_launch.dynamic_shared);
+  g_block = (BlockMem *)malloc(sizeof(BlockMem));
   if (!g_block) emu_die("no memory for a block's shared memory");
-  g_block->dynamic = (unsigned char *)(g_block + 1);
 #else
   static BlockMem one; /* blocks run one after another */
   g_block = &one;
-  g_dynamic.resize(g_launch.dynamic_shared);
-  g_block->dynamic = g_dynamic.data();
 #endif
+  g_block->dynamic = g_block->dyn;
   memset(g_block->shared, 0xff, sizeof g_block->shared);
   if (g_launch.dynamic_shared) memset(g_block->dynamic, 0xff, g_launch.dynamic_shared);
   g_block_gen = 0;
   for (int w = 0; w < MAX_THREADS / 32; w++) g_warp_gen[w] = 0;
+  g_block_stamp0 = g_bar_stamp = ++g_stamp;
+  if (g_profile_on) profile_block_begin();
 }
 
 EMU_NO_TSAN static void block_end(void) {
+  if (g_profile_on) profile_block_end();
 #ifdef EMU_TSAN
   /* the block's fibers are not ordered before the scheduler (that would order the blocks):
    * the free is not an access */
@@ -498,6 +1028,8 @@ struct Fiber {
   void *fake_stack;   /* ASan's bookkeeping across switches */
   void *tsan;         /* TSan's fiber */
   void *wait_sync;    /* what it acquires when its barrier opens */
+  unsigned wait_mask; /* at a shuffle: the lanes it waits for */
+  uintptr_t wait_pc;  /* the barrier or shuffle it waits at */
 };
 enum { FIBER_STACK = 256 * 1024 }; /* kernels are shallow; ASan's frames are larger */
 static Fiber g_fibers[MAX_THREADS];
@@ -542,16 +1074,19 @@ EMU_NO_TSAN static void fiber_main(void) {
   fiber_yield(FINISHED); /* never resumed */
 }
 
-EMU_NO_TSAN static void block_wait(void) {
+EMU_NO_TSAN static void block_wait(uintptr_t pc) {
   void *sync = &g_block->block_sync[g_block_gen & 1];
   tsan_release(sync);
   g_fibers[g_current].wait_sync = sync;
+  g_fibers[g_current].wait_pc = pc;
   fiber_yield(AT_BLOCK_BARRIER);
 }
-EMU_NO_TSAN static void warp_wait(int warp) {
+EMU_NO_TSAN static void warp_wait(int warp, unsigned mask, uintptr_t pc) {
   void *sync = &g_block->warp_sync[warp][g_warp_gen[warp] & 1];
   tsan_release(sync);
   g_fibers[g_current].wait_sync = sync;
+  g_fibers[g_current].wait_pc = pc;
+  g_fibers[g_current].wait_mask = mask;
   fiber_yield(AT_WARP_BARRIER);
 }
 
@@ -603,23 +1138,49 @@ EMU_NO_TSAN static void run_block_fibers(int n) {
     if (at_block == n) {
       for (int i = 0; i < n; i++) g_fibers[i].state = RUNNABLE;
       g_block_gen++;
+      g_bar_stamp = ++g_stamp;
       continue;
     }
+    /* a shuffle completes when every lane of its mask waits at it, with the same mask */
     bool released = false;
     for (int w = 0; w * 32 < n; w++) {
-      int lanes = warp_lanes(w), waiting = 0;
-      for (int l = 0; l < lanes; l++) waiting += g_fibers[w * 32 + l].state == AT_WARP_BARRIER;
-      if (waiting == lanes) {
-        for (int l = 0; l < lanes; l++) g_fibers[w * 32 + l].state = RUNNABLE;
+      Fiber *f = &g_fibers[w * 32];
+      int lanes = warp_lanes(w);
+      unsigned waiting = 0;
+      for (int l = 0; l < lanes; l++) waiting |= (unsigned)(f[l].state == AT_WARP_BARRIER) << l;
+      for (int l = 0; l < lanes && !released; l++) {
+        unsigned m = f[l].wait_mask;
+        if (!(waiting >> l & 1) || (m & waiting) != m) continue;
+        for (int k = 0; k < lanes; k++)
+          if (m >> k & 1 && f[k].wait_mask != m)
+            emu_die("kernel %s: lanes %d and %d of warp %d meet at a shuffle with different masks "
+                    "(%#010x and %#010x); every lane of a mask must pass the same mask",
+                    g_launch.kernel, l, k, w, m, f[k].wait_mask);
+        for (int k = 0; k < lanes; k++)
+          if (m >> k & 1) f[k].state = RUNNABLE;
         g_warp_gen[w]++;
+        g_warp_stamp[w] = ++g_stamp;
         released = true;
       }
     }
-    if (!released)
-      emu_die("kernel %s: %s (threads of a block wait at different barriers, or some exited "
-              "while others wait at __syncthreads; every thread must reach every barrier)",
-              g_launch.kernel, at_block ? "__syncthreads never completes" : "a warp shuffle "
-              "never completes");
+    if (!released) { /* a deadlock: name a waiting thread and one that does not come */
+      int waiter = -1, absent = -1;
+      for (int i = 0; i < n; i++) {
+        bool waits = g_fibers[i].state == (at_block ? AT_BLOCK_BARRIER : AT_WARP_BARRIER);
+        if (waits && waiter < 0) waiter = i;
+        if (!waits && absent < 0) absent = i;
+      }
+      if (waiter < 0) waiter = 0;
+      if (absent < 0) absent = waiter;
+      Fiber &a = g_fibers[absent];
+      std::string elsewhere = a.state == FINISHED ? "has exited" : "waits at " + where_pc(a.wait_pc);
+      check_fail("synccheck", "%s at %s never completes: %s waits there, while %s %s; every "
+                 "thread of a block must reach every __syncthreads (every lane of a mask every "
+                 "shuffle), so no barrier may sit in code only some threads run",
+                 at_block ? "__syncthreads" : "a warp shuffle",
+                 where_pc(g_fibers[waiter].wait_pc).c_str(), who(g_gtid_base + waiter).c_str(),
+                 who(g_gtid_base + absent).c_str(), elsewhere.c_str());
+    }
   }
 }
 
@@ -649,8 +1210,12 @@ static void run_sync_grid(void) {
   t_in_launch = false;
 }
 
+static void profile_launch_begin(void);
+static void profile_launch_end(void);
+
 void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
-                size_t dynamic_shared, bool sync, const std::function<void()> &body) {
+                size_t dynamic_shared, bool sync, const std::function<void()> &body,
+                const char *names, const EmuArgs &args) {
   if (t_in_launch) emu_die("kernel %s launched from inside kernel %s", kernel, g_launch.kernel);
   long nthreads = (long)block.x * block.y * block.z;
   if (nthreads < 1 || nthreads > MAX_THREADS || block.z > 64)
@@ -673,6 +1238,28 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
   g_launch.sync = sync;
   g_launch.body = &body;
   g_launch.dynamic_shared = dynamic_shared;
+  g_launch.names = names;
+  g_launch.ngiven = 0;
+#ifdef EMU_WINDOW
+  /* the device allocations the arguments point into: the only ones its threads may touch */
+  for (int i = 0; i < args.n; i++) {
+    if (!in_window(args.v[i].p)) continue;
+    size_t off = (size_t)((const char *)args.v[i].p - g_win);
+    ShadowMB *s = g_dir[off >> MB_SHIFT];
+    Gran g = s ? s->gran[(off & (MB - 1)) >> 6] : Gran{0, 0};
+    if (!g.bytes) continue;
+    bool seen = false;
+    for (int k = 0; k < g_launch.ngiven && !seen; k++) seen = g_launch.given[k].start == g.start * (size_t)64;
+    if (!seen && g_launch.ngiven < MAX_GIVEN)
+      g_launch.given[g_launch.ngiven++] = {(size_t)g.start * 64, g.bytes, args.v[i].arg};
+  }
+  g_last_given = (size_t)-1;
+#else
+  (void)names;
+  (void)args;
+#endif
+  g_launch_stamp0 = ++g_stamp;
+  if (g_profile_on) profile_launch_begin();
   mem_open();
 #ifdef EMU_TSAN
   /* every launch as fibers: threads without barriers can race on global memory too */
@@ -697,4 +1284,146 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
     run_sync_grid();
   }
   mem_close();
+  if (g_profile_on) profile_launch_end();
+}
+
+long emu_grid_cap(long hw) {
+  static long cap = -1;
+  if (cap < 0) {
+    const char *e = getenv("AL_CUDA_EMU_GRID_CAP");
+    long c = e ? atol(e) : 0;
+    cap = c > 0 ? c : hw;
+  }
+  return hw < cap ? hw : cap;
+}
+
+/* ---------- the profiler: memory counters per kernel ----------
+ * A warp executes one instruction for its 32 lanes at once; the emulator runs the lanes one
+ * after another, so it rebuilds the warp's requests: the n-th execution of one access site by
+ * each lane of a warp is one request (lanes that skip it, diverged, are not in it). A global
+ * request costs the distinct 32-byte sectors its lanes touch (4 for 32 consecutive floats,
+ * 32 when every lane is in a sector of its own); a shared request costs as many wavefronts as
+ * the most distinct 4-byte words any one of the 32 banks holds (1: no conflict; 32: 32-way). */
+struct ProfKey {
+  uintptr_t pc;
+  uint32_t occ;
+  bool operator==(const ProfKey &o) const { return pc == o.pc && occ == o.occ; }
+};
+struct ProfKeyHash {
+  size_t operator()(const ProfKey &k) const { return std::hash<uintptr_t>()(k.pc * 31 + k.occ); }
+};
+struct ProfGroup {
+  bool shared;
+  int kind;
+  std::vector<uint64_t> units; /* sectors (global) or word addresses (shared) */
+};
+struct ProfOcc {
+  uintptr_t pc;
+  uint32_t n;
+};
+enum { OCC_SLOTS = 32 };
+static ProfOcc g_occ[MAX_THREADS][OCC_SLOTS];
+static std::unordered_map<ProfKey, ProfGroup, ProfKeyHash> g_groups[MAX_THREADS / 32];
+static EmuKernelProfile g_prof_cur;
+static std::vector<EmuKernelProfile> g_prof_table;
+
+void emu_profile(bool on) { g_profile_on = on; }
+
+[[maybe_unused]] static void profile_access(uintptr_t pc, uintptr_t a, size_t size, bool shared, int kind) {
+  ProfOcc *o = g_occ[t_tid];
+  uint32_t occ = 0;
+  for (int i = 0; i < OCC_SLOTS; i++) {
+    size_t k = ((pc >> 2) + (size_t)i) % OCC_SLOTS;
+    if (o[k].pc == pc || o[k].pc == 0) {
+      o[k].pc = pc;
+      occ = o[k].n++;
+      break;
+    }
+  }
+  ProfGroup &g = g_groups[t_tid / 32][ProfKey{pc, occ}];
+  g.shared = shared;
+  g.kind = kind;
+  if (shared)
+    for (uintptr_t w = a / 4; w <= (a + size - 1) / 4; w++) g.units.push_back(w);
+  else
+    for (uintptr_t s = a / 32; s <= (a + size - 1) / 32; s++) g.units.push_back(s);
+}
+
+static void profile_block_begin(void) {
+  memset(g_occ, 0, sizeof(ProfOcc) * OCC_SLOTS * (size_t)g_launch.nthreads);
+}
+
+static void profile_block_end(void) {
+  for (int w = 0; w * 32 < g_launch.nthreads; w++) {
+    for (auto &kv : g_groups[w]) {
+      ProfGroup &g = kv.second;
+      std::sort(g.units.begin(), g.units.end());
+      long distinct = std::unique(g.units.begin(), g.units.end()) - g.units.begin();
+      if (g.shared) {
+        int per_bank[32] = {0}, worst = 1;
+        for (long i = 0; i < distinct; i++)
+          worst = std::max(worst, ++per_bank[g.units[i] % 32]);
+        g_prof_cur.sh_req++;
+        g_prof_cur.sh_wavefronts += worst;
+      } else if (g.kind == ACC_READ) {
+        g_prof_cur.ld_req++;
+        g_prof_cur.ld_sectors += distinct;
+      } else if (g.kind == ACC_WRITE) {
+        g_prof_cur.st_req++;
+        g_prof_cur.st_sectors += distinct;
+      } else {
+        g_prof_cur.atomics++;
+        g_prof_cur.st_sectors += distinct;
+      }
+    }
+    g_groups[w].clear();
+  }
+}
+
+static void profile_launch_begin(void) {
+  memset(&g_prof_cur, 0, sizeof g_prof_cur);
+  g_prof_cur.kernel = g_launch.kernel;
+}
+
+static void profile_add(const EmuKernelProfile &p) {
+  for (EmuKernelProfile &e : g_prof_table)
+    if (strcmp(e.kernel, p.kernel) == 0) {
+      e.launches += 1;
+      e.threads += p.threads;
+      e.ld_req += p.ld_req, e.ld_sectors += p.ld_sectors;
+      e.st_req += p.st_req, e.st_sectors += p.st_sectors, e.atomics += p.atomics;
+      e.sh_req += p.sh_req, e.sh_wavefronts += p.sh_wavefronts;
+      e.flops += p.flops;
+      return;
+    }
+  g_prof_table.push_back(p);
+  g_prof_table.back().launches = 1;
+}
+
+static void profile_launch_end(void) {
+  g_prof_cur.threads = (long)g_launch.nthreads * grid_blocks();
+  profile_add(g_prof_cur);
+}
+
+/* cuBLAS's products are not emulated access by access: counted at their ideal (each operand
+ * read once, fully coalesced) with their flops */
+static void profile_gemm(int m, int n, int k, int count, bool beta) {
+  if (!g_profile_on) return;
+  EmuKernelProfile p;
+  memset(&p, 0, sizeof p);
+  p.kernel = "cublasSgemm (ideal traffic)";
+  long rd = ((long)m * k + (long)k * n + (beta ? (long)m * n : 0)) * count, wr = (long)m * n * count;
+  p.ld_sectors = (rd * 4 + 31) / 32;
+  p.ld_req = (p.ld_sectors + 3) / 4;
+  p.st_sectors = (wr * 4 + 31) / 32;
+  p.st_req = (p.st_sectors + 3) / 4;
+  p.flops = 2.0 * m * n * k * count;
+  profile_add(p);
+}
+
+int emu_profile_take(EmuKernelProfile *out, int max) {
+  int n = (int)g_prof_table.size();
+  for (int i = 0; i < n && i < max; i++) out[i] = g_prof_table[i];
+  g_prof_table.clear();
+  return n;
 }

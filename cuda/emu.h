@@ -19,6 +19,13 @@
  *    runs: host code that dereferences a device pointer crashes instead of passing.
  *  - cuBLAS's two products (cublasSgemm, cublasSgemmStridedBatched) compute the same
  *    column-major product on the CPU, so transpose flags and leading dimensions are tested.
+ *  - compute-sanitizer's checks, without a GPU or helper threads (emu.cpp, "memcheck,
+ *    initcheck and racecheck"): every load and store of a kernel is checked against the exact
+ *    bounds of the allocations its launch was given, against what was ever written, and
+ *    against the other threads' accesses since the last barrier; shuffle masks and partial
+ *    warps are checked (synccheck). A finding stops the program with the source line.
+ *  - A profiler: per kernel, global requests per warp and the 32-byte sectors they touch, shared
+ *    requests and bank conflicts (emu_profile; cuda_check_emu --profile).
  * Threads within a block see each other's writes only through barriers and shuffles, as on the GPU.
  */
 #ifndef AL_CUDA_EMU_H
@@ -27,7 +34,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <type_traits>
 
 struct dim3 {
   unsigned x, y, z;
@@ -124,9 +133,62 @@ void *emu_shared(size_t bytes, size_t align);
 /* The launch's dynamic shared memory (the third launch argument). */
 void *emu_dynamic_shared(void);
 
-/* Run `body` once per thread of the grid; sync: the kernel uses barriers or shuffles. */
+/* The pointers a launch was given (LAUNCH's arguments, and the 8-byte words of a plan struct
+ * passed by value): the device allocations they point into are the only ones its threads may
+ * touch (memcheck). Values that are not device pointers are ignored by the emulator. */
+struct EmuArgs {
+  enum { MAX = 256 };
+  int n;
+  struct {
+    int arg;
+    const void *p;
+  } v[MAX];
+};
+template <typename T> static inline void emu_arg1(EmuArgs &a, int i, const T &x) {
+  if constexpr (std::is_pointer_v<T>) {
+    if (a.n < EmuArgs::MAX) a.v[a.n++] = {i, (const void *)x};
+  } else if constexpr (std::is_class_v<T> && sizeof(T) >= sizeof(void *)) {
+    for (size_t k = 0; k + sizeof(void *) <= sizeof(T) && a.n < EmuArgs::MAX; k += sizeof(void *)) {
+      const void *w;
+      std::memcpy(&w, (const char *)&x + k, sizeof w);
+      a.v[a.n++] = {i, w};
+    }
+  }
+}
+template <typename... A> static inline EmuArgs emu_args(const A &...x) {
+  EmuArgs a;
+  a.n = 0;
+  int i = 0;
+  (emu_arg1(a, i++, x), ...);
+  return a;
+}
+
+/* Run `body` once per thread of the grid; sync: the kernel uses barriers or shuffles. `names`
+ * is the launch's argument list as written (for reports), `args` its pointers. */
 void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
-                size_t dynamic_shared, bool sync, const std::function<void()> &body);
+                size_t dynamic_shared, bool sync, const std::function<void()> &body,
+                const char *names, const EmuArgs &args);
+
+/* The grid cap of the launchers (al_cuda.h's cap_grid): `hw`, or AL_CUDA_EMU_GRID_CAP from the
+ * environment when smaller, so grid-stride loops take several trips in the tests. */
+long emu_grid_cap(long hw);
+
+/* The arena handed out [p, p + bytes) of a device allocation as one tensor's memory: from now on
+ * its bounds are exact and its contents unwritten (memcheck, initcheck). */
+void emu_carve(void *p, size_t bytes);
+
+/* The profiler: while on, every launch's memory accesses are counted per warp (see cuda/README.md).
+ * emu_profile_take copies the counters per kernel since the last take (at most max) and clears
+ * them; it returns how many kernels there were. */
+struct EmuKernelProfile {
+  const char *kernel;
+  long launches, threads;
+  long ld_req, ld_sectors, st_req, st_sectors, atomics; /* global memory, per warp request */
+  long sh_req, sh_wavefronts;                            /* shared memory: wavefronts >= req */
+  double flops;                                          /* counted for cuBLAS only */
+};
+void emu_profile(bool on);
+int emu_profile_take(EmuKernelProfile *out, int max);
 
 /* For tests: host<->device copies since the program started, and whether memory is closed. */
 struct EmuCopyStats {

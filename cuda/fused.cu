@@ -106,7 +106,7 @@ static void cuda_additive_scores_grad(const float *g, const float *T, const floa
            K, h);
   }
   if (dw)
-    LAUNCH_SYNC(additive_scores_dw_kernel, (unsigned)(h > 4096 ? 4096 : h), DW_THREADS, 0, g, T,
+    LAUNCH_SYNC(additive_scores_dw_kernel, cap_grid(h, 4096), DW_THREADS, 0, g, T,
                 dw, rows, h);
 }
 

@@ -149,7 +149,7 @@ static void cuda_bias_grad(float *db, const float *dY, int rows, int n) {
     LAUNCH(bias_grad_plain_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, db, dY, rows, n);
   } else {
     long blocks = ((long)n + 31) / 32;
-    LAUNCH_SYNC(bias_grad_kernel, (unsigned)(blocks > 8192 ? 8192 : blocks), BG_THREADS, 0, db,
+    LAUNCH_SYNC(bias_grad_kernel, cap_grid(blocks, 8192), BG_THREADS, 0, db,
                 dY, rows, n);
   }
 }

@@ -39,7 +39,7 @@ enum {
   COL_SPLIT_MIN = 64  /* rows below which a column is summed by one thread (plain kernels) */
 };
 
-static unsigned cap_blocks(long b) { return (unsigned)(b < 1 ? 1 : b > 8192 ? 8192 : b); }
+static unsigned cap_blocks(long b) { return cap_grid(b, 8192); }
 
 /* ---------- layer norm: forward ---------- */
 

@@ -95,7 +95,7 @@ static double cuda_sum_squares(const float *g, long n) {
   if (n <= 0) return 0.0;
   double *partial = sq_buffer(), *total = partial + SQ_BLOCKS;
   long b = (n + SQ_THREADS - 1) / SQ_THREADS;
-  int blocks = (int)(b > (long)SQ_BLOCKS ? (long)SQ_BLOCKS : b);
+  int blocks = (int)cap_grid(b, SQ_BLOCKS);
   LAUNCH_SYNC(sum_squares_kernel, blocks, SQ_THREADS, 0, g, n, partial);
   LAUNCH_SYNC(sum_partials_kernel, 1, SQ_THREADS, 0, partial, blocks, total);
   double sq;

@@ -40,7 +40,7 @@ static void cuda_reduce(const float *a, float *out, long outer, long n, long inn
   if (outer * inner <= 0) return;
   if (inner == 1) {
     long blocks = (outer + WARPS - 1) / WARPS;
-    LAUNCH_SYNC(reduce_rows_kernel, (unsigned)(blocks > 8192 ? 8192 : blocks), 32 * WARPS, 0, a,
+    LAUNCH_SYNC(reduce_rows_kernel, cap_grid(blocks, 8192), 32 * WARPS, 0, a,
                 out, outer, n, scale);
   } else {
     LAUNCH(reduce_mid_kernel, ew_blocks(outer * inner, EW_THREADS), EW_THREADS, 0, a, out, outer,

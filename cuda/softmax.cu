@@ -50,7 +50,7 @@ static __device__ __forceinline__ long first_row(void) {
 static __device__ __forceinline__ long row_stride(void) { return (long)gridDim.x * WARPS; }
 static inline unsigned row_blocks(long rows) {
   long b = (rows + WARPS - 1) / WARPS;
-  return (unsigned)(b > 8192 ? 8192 : b);
+  return cap_grid(b, 8192);
 }
 
 /* ---------- softmax ---------- */

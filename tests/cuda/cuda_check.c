@@ -6,7 +6,8 @@
  *                                    also under ASan+UBSan and under ThreadSanitizer
  *   build/solutions/cuda_check       the nvcc build: on a GPU; where there is none it says
  *                                    "skip: no CUDA device (...)" and counts it as skipped
- * Options: --family NAME (repeatable), --time. Ends with "N passed, N failed, N skipped". */
+ * Options: --family NAME (repeatable), --time, --profile (the emulator's memory counters per
+ * kernel for each op: see cuda/README.md). Ends with "N passed, N failed, N skipped". */
 #include "cuda_check.h"
 
 #include <math.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 
 #include "../../common/rng.h"
+#include "../../cuda/profile.h"
 
 Tensor *cc_tensor(CcRun *r, int ndim, const int *shape, const float *h) {
   Device old = tensor_default_device();
@@ -146,6 +148,59 @@ static double time_on(const CcCase *c, Device d) {
   return t / reps;
 }
 
+/* ---------- --profile: the emulator's memory counters of one forward + backward ---------- */
+
+/* The published figures of an H100 SXM: HBM3 bandwidth and dense FP32 rate. The estimate is a
+ * roofline (the slower of moving the sectors' bytes and doing the counted flops), without
+ * launch overhead (a few microseconds a launch) or caches: an estimate, not a measurement. */
+#define H100_BYTES_PER_S 3.35e12
+#define H100_FLOPS 67e12
+
+static void profile_case(const char *family, const CcCase *c) {
+  static bool said;
+  if (!cuda_profile_start()) {
+    if (!said) printf("note: no memory counters on this device (the emulator counts them: "
+                      "cuda_check_emu --profile; on a GPU use Nsight Compute)\n");
+    said = true;
+    return;
+  }
+  /* the shape that moves the most bytes */
+  CudaKernelProfile k[64], best[64];
+  int nbest = 0;
+  double most = -1;
+  char shape[96] = "";
+  for (int v = 0; v < c->variants; v++) {
+    if (v > 0) cuda_profile_start();
+    Result r = run_on(c, v, DEV_CUDA);
+    int n = cuda_profile_stop(k, 64);
+    if (n > 64) n = 64;
+    double bytes = 0;
+    for (int i = 0; i < n; i++) bytes += (double)(k[i].ld_sectors + k[i].st_sectors);
+    if (bytes > most) {
+      most = bytes;
+      nbest = n;
+      memcpy(best, k, sizeof k[0] * (size_t)n);
+      memcpy(shape, r.shape, sizeof shape);
+    }
+    result_free(&r);
+  }
+  /* the harness's loss sum(out * w) and its backward run too: binary_kernel, reduce_all_kernel,
+   * reduce_all_grad_kernel, binary_grad_kernel, fill_kernel, acc_kernel */
+  printf("profile %s/%s, forward + backward at %s:\n", family, c->name, shape);
+  printf("  %-34s %6s %8s %8s %8s %8s %7s %8s %9s %10s %12s\n", "kernel", "launch", "ld req",
+         "sect/req", "st req", "sect/req", "atomics", "shm req", "conflicts", "KB moved",
+         "H100 est us");
+  for (int i = 0; i < nbest; i++) {
+    const CudaKernelProfile *p = &best[i];
+    double bytes = 32.0 * (double)(p->ld_sectors + p->st_sectors);
+    double t = bytes / H100_BYTES_PER_S, tf = p->flops / H100_FLOPS;
+    printf("  %-34.34s %6ld %8ld %8.1f %8ld %8.1f %7ld %8ld %9ld %10.1f %12.3f\n", p->kernel,
+           p->launches, p->ld_req, p->ld_req ? (double)p->ld_sectors / p->ld_req : 0.0, p->st_req,
+           p->st_req ? (double)p->st_sectors / p->st_req : 0.0, p->atomics, p->sh_req,
+           p->sh_wavefronts - p->sh_req, bytes / 1024, 1e6 * (t > tf ? t : tf));
+  }
+}
+
 /* ---------- the families ---------- */
 
 typedef struct {
@@ -162,14 +217,16 @@ enum { N_FAMILIES = sizeof families / sizeof families[0] };
 int main(int argc, char **argv) {
   const char *only[N_FAMILIES];
   int n_only = 0;
-  bool timing = false;
+  bool timing = false, profile = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--family") == 0 && i + 1 < argc && n_only < N_FAMILIES)
       only[n_only++] = argv[++i];
     else if (strcmp(argv[i], "--time") == 0)
       timing = true;
+    else if (strcmp(argv[i], "--profile") == 0)
+      profile = true;
     else {
-      fprintf(stderr, "usage: %s [--family NAME]... [--time]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--family NAME]... [--time] [--profile]\n", argv[0]);
       return 2;
     }
   }
@@ -239,6 +296,7 @@ int main(int argc, char **argv) {
         printf("time %s/%s: cpu %.1f us, cuda %.1f us (%.1fx)\n", fam->name, c->name, tc * 1e6,
                tg * 1e6, tc / tg);
       }
+      if (profile) profile_case(fam->name, c);
     }
   }
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # cuda: every CUDA kernel against its CPU op (tests/cuda/cuda_check.c), four ways:
-#   emu     the kernels of cuda/ built as host C++ against the emulator (cuda/emu.h)
-#   asan    the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   emu     the kernels of cuda/ built as host C++ against the emulator (cuda/emu.h), with its
+#           checks on every access: memcheck, initcheck, racecheck, synccheck
+#   asan    the same under AddressSanitizer + UndefinedBehaviorSanitizer, the kernels' multiply-
+#           adds contracted into FMAs as nvcc does (tolerance-0 cases must hold both ways)
 #   tsan    the same under ThreadSanitizer: every launch runs as fibers ordered only by
 #           barriers, shuffles and launch boundaries, so a missing __syncthreads or two
-#           threads or blocks writing one element without an atomic is a reported race
+#           threads or blocks writing one element without an atomic is a reported race (a
+#           second opinion to racecheck; under CI=true its absence is a failure)
 #   gpu     the nvcc build on a real GPU; "skip" where there is no device or no nvcc
+# then the planted bugs of tests/cuda/plants (each must fail with its check's report naming its
+# line) and the profiler's counters on kernels with hand-known ideals.
+# The emulated runs cap every capped grid at 3 blocks (AL_CUDA_EMU_GRID_CAP), so grid-stride
+# loops take several trips, as a GPU's do on large tensors.
 # (Every lab with --device cuda on the emulated device: tests/suites/cuda_labs.sh.)
 # Each program's own "ok/FAIL/skip" lines count here, one check each, so the CUDA test count
 # is in make test's summary. Ends with "N passed, N failed, N skipped".
@@ -54,6 +61,7 @@ fold_check() {
   fi
 }
 
+export AL_CUDA_EMU_GRID_CAP=3
 run_check emu "$V/cuda_check_emu"
 run_check asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   build/asan/cuda_check_emu
@@ -71,10 +79,37 @@ if tsan_cant "$tmp/tsan.log" && command -v setarch >/dev/null; then
   rc=$?
 fi
 if tsan_cant "$tmp/tsan.log"; then
-  skip "[tsan] ThreadSanitizer cannot run on this machine: $(grep -m1 ThreadSanitizer "$tmp/tsan.log")"
+  why="ThreadSanitizer cannot run on this machine: $(grep -m1 ThreadSanitizer "$tmp/tsan.log")"
+  # racecheck above still ran; but CI must keep its second opinion
+  if [ "${CI:-}" = true ]; then bad "[tsan] $why (CI=true: the TSan run is required)"; else skip "[tsan] $why"; fi
 else
   fold_check $rc tsan "${tsan[@]}"
 fi
+
+# The planted bugs: each must stop with its check's report naming the line marked
+# "PLANT: <check>" in its file.
+plants=$("$V/cuda_plants_emu" --list 2>"$tmp/plants.log")
+[ -n "$plants" ] || bad "[plants] $V/cuda_plants_emu --list listed nothing: $(head -3 "$tmp/plants.log")"
+for p in $plants; do
+  src=tests/cuda/plants/$p.cu
+  mark=$(grep -n 'PLANT: [a-z]*' "$src" | head -1)
+  line=${mark%%:*}
+  tool=$(sed -nE 's/.*PLANT: ([a-z]+).*/\1/p' <<<"$mark")
+  if [ -z "$tool" ]; then
+    bad "[plants] $src has no \"PLANT: <check>\" mark on its bug's line"
+    continue
+  fi
+  { "$V/cuda_plants_emu" "$p"; } >"$tmp/plant.log" 2>&1 # grouped: bash's "Aborted" goes to the log
+  rc=$?
+  report=$(grep -m1 "^cuda emulator: $tool: " "$tmp/plant.log")
+  if [ "$rc" -ne 0 ] && [ -n "$report" ] && grep -qF "$src:$line" <<<"$report"; then
+    ok "[plants] $p: $tool names $src:$line"
+  else
+    bad "[plants] $p: expected a $tool report naming $src:$line (exit $rc); got:"
+    tail -3 "$tmp/plant.log"
+  fi
+done
+run_check counters "$V/cuda_plants_emu" --counters
 
 # The nvcc build: on a GPU it checks every kernel for real; without one it says
 # "skip cuda_check: no CUDA device (...)", a skip, never a pass.

@@ -1,0 +1,30 @@
+/* profile.h — the emulator's memory counters per kernel, for C callers (tests/cuda/cuda_check.c
+ * --profile). Counted by the emulator (cuda/emu.cpp) while profiling is on; the nvcc build has no
+ * counters (use Nsight Compute on a GPU): cuda_profile_start then returns false. */
+#ifndef AL_CUDA_PROFILE_H
+#define AL_CUDA_PROFILE_H
+
+#include <stdbool.h>
+
+typedef struct {
+  const char *kernel;
+  long launches, threads;
+  long ld_req, ld_sectors;  /* global loads: warp requests, 32-byte sectors they touch */
+  long st_req, st_sectors;  /* global stores (and the sectors of atomics) */
+  long atomics;             /* atomic requests */
+  long sh_req, sh_wavefronts; /* shared memory: requests, wavefronts (req + bank-conflict replays) */
+  double flops;             /* counted for cuBLAS's products only */
+} CudaKernelProfile;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Start counting (and forget what was counted); false where there are no counters. */
+bool cuda_profile_start(void);
+/* The counters per kernel since the start (at most max; returns how many), and stop. */
+int cuda_profile_stop(CudaKernelProfile *out, int max);
+#ifdef __cplusplus
+}
+#endif
+
+#endif

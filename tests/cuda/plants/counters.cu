@@ -1,0 +1,79 @@
+/* The profiler's counters on kernels whose ideal is known by hand (cuda_plants_emu --counters):
+ *  - a coalesced copy: a warp's 32 consecutive floats are 128 bytes, 4 sectors of 32 bytes per
+ *    request, loads and stores;
+ *  - a stride-32 read: every lane's float in a sector of its own, 32 sectors per request;
+ *  - a 32 x 32 transpose through shared memory: a warp writes a row of the tile (32 banks, no
+ *    conflict) and reads a column. Unpadded, a column's 32 words are 32 floats apart, all in
+ *    one bank: 32 wavefronts (31 replays) per read. Padded to 33 floats a row, the column
+ *    spreads over the 32 banks: none.
+ * Prints "ok/FAIL counters/NAME: ..." and "N passed, N failed, 0 skipped". */
+#include <stdio.h>
+
+#include "plant.h"
+
+static __global__ void copy_kernel(const float *x, float *y, long n) {
+  for (long i = first_index(); i < n; i += grid_stride()) y[i] = x[i];
+}
+static __global__ void stride32_kernel(const float *x, float *y, long n) {
+  for (long i = first_index(); i < n; i += grid_stride()) y[i] = x[i * 32];
+}
+enum { T = 32 };
+/* in (T, T) -> out (T, T) transposed; pad: the tile's row length is T + pad */
+static __global__ void transpose_kernel(const float *in, float *out, int pad) {
+  SHARED_ARRAY(float, tile, T * (T + 1));
+  int tx = threadIdx.x, ty = threadIdx.y, ld = T + pad;
+  tile[ty * ld + tx] = in[ty * T + tx];
+  __syncthreads();
+  out[ty * T + tx] = tile[tx * ld + ty];
+}
+
+static int passed, failed;
+static void expect(const char *name, double got, double want, const char *what) {
+  bool ok = got == want;
+  printf("%s counters/%s: %s %.2f (ideal by hand: %.0f)\n", ok ? "ok" : "FAIL", name, what, got,
+         want);
+  if (ok) passed++;
+  else failed++;
+}
+
+static EmuKernelProfile take_one(void) {
+  EmuKernelProfile p[4];
+  int n = emu_profile_take(p, 4);
+  if (n != 1) {
+    printf("FAIL counters: %d kernels profiled where one ran\n", n);
+    failed++;
+    EmuKernelProfile z = {};
+    return z;
+  }
+  return p[0];
+}
+
+int counters_main(void) {
+  long n = 256 * 8;
+  float *x = plant_floats(n * 32, 1.0f), *y = plant_floats(n, 0.0f);
+  emu_profile(true);
+  LAUNCH(copy_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, x, y, n);
+  EmuKernelProfile p = take_one();
+  expect("copy loads", (double)p.ld_sectors / (p.ld_req ? p.ld_req : 1), 4, "sectors/request");
+  expect("copy stores", (double)p.st_sectors / (p.st_req ? p.st_req : 1), 4, "sectors/request");
+  expect("copy requests", (double)p.ld_req, n / 32, "load requests");
+  LAUNCH(stride32_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, x, y, n);
+  p = take_one();
+  expect("stride-32 loads", (double)p.ld_sectors / (p.ld_req ? p.ld_req : 1), 32, "sectors/request");
+  expect("stride-32 stores", (double)p.st_sectors / (p.st_req ? p.st_req : 1), 4, "sectors/request");
+  float *in = plant_floats(T * T, 2.0f), *out = plant_floats(T * T, 0.0f);
+  for (int pad = 0; pad <= 1; pad++) {
+    LAUNCH_SYNC(transpose_kernel, 1, dim3(T, T), 0, in, out, pad);
+    p = take_one();
+    char name[64];
+    snprintf(name, sizeof name, "transpose %s", pad ? "padded" : "unpadded");
+    /* 32 warps, each one shared write request and one read request */
+    expect(name, (double)p.sh_req, 2 * T, "shared requests");
+    expect(name, (double)(p.sh_wavefronts - p.sh_req) / (double)T, pad ? 0 : 31,
+           "bank-conflict replays per read request");
+    expect(name, (double)p.ld_sectors / (p.ld_req ? p.ld_req : 1), 4, "global sectors/request");
+  }
+  emu_profile(false);
+  printf("%d passed, %d failed, 0 skipped\n", passed, failed);
+  return failed ? 1 : 0;
+}
