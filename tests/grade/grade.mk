@@ -43,19 +43,44 @@ $(GKIT)/%.o: %.c $(FLAGS_STAMP) $(GINC_HEADERS)
 GKIT_LIBCHAP := $(GKIT)/libchap.a
 $(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
 	@rm -f $@ && ar rcs $@ $^
-GRUNNER_OBJ := $(GKIT)/tests/grade/runner.o
-GVIS_OBJ := $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
-# GRADE_HIDDEN_OBJ: hidden tests already compiled (an autograder whose hidden sources are gone)
+# The graded tests and runner.c are built twice (tests/grade/grade.h): for the reference role
+# with -DGRADE_REFERENCE (they compute expected values; linked with solutions/ only, never
+# with a submission), and for the student role without it (the process that holds student
+# code holds no expected value and no code that computes one).
+GKIT_REF := $(GKIT)/reference
+$(GKIT_REF)/%.o: %.c $(FLAGS_STAMP) $(GINC_HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -DGRADE_REFERENCE -I$(GINC) -c $< -o $@
+GRUNNER_OBJ = $(GKIT_ROLE)/tests/grade/runner.o
+GVIS_OBJ = $(patsubst %.c,$(GKIT_ROLE)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
+# GRADE_HIDDEN_OBJ: hidden tests already compiled (an autograder whose hidden sources are gone),
+# for the role of the runners being built
 GRADE_HIDDEN_OBJ ?=
-GHID_OBJ := $(strip $(patsubst %.c,$(GKIT)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c))) $(GRADE_HIDDEN_OBJ))
+GHID_OBJ = $(strip $(patsubst %.c,$(GKIT_ROLE)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c))) $(GRADE_HIDDEN_OBJ))
 # Runners are linked statically where the toolchain can (libc.a, libgomp.a, libopenblas.a):
 # the sandbox then refuses all new executable memory (no code patching), and a run starts faster.
 RUNNER_STATIC = $(eval RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static))$(RUNNER_STATIC)
-RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+# A runner holds no kit function that solves an exercise (tests/grade/kit_answers.txt: the
+# link fails if one is there) and no symbol table or debug information to look code up in.
+# runner_link OUTPUT, OBJECTS...
+define runner_link
+	$(CC) $(CFLAGS) -o $@.tmp $(2) $(RUNNER_LIBS)
+	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { print $$NF }' tests/grade/kit_answers.txt -); \
+	  if [ -n "$$bad" ]; then echo "grade: $@ would hold the kit's own answer to an exercise: $$bad (tests/grade/kit_answers.txt)" >&2; rm -f $@.tmp; exit 1; fi
+	strip --strip-all $@.tmp && mv -f $@.tmp $@
+endef
 
 # The submission's exercises: its own directory is the only one of its it may include from.
+# The reference runners are $(B)/solutions/grade-run*; the solutions graded as a submission
+# (VARIANT=solutions) get student-role runners of their own in $(B)/solutions/as-submission.
 GRADE_SUB ?= $(VARIANT)
-GRADE_OUT ?= $(VOBJ)
+GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(B)/solutions/as-submission,$(VOBJ))
+HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
+# reference: the runners compute expected values (solutions/ in $(B)/solutions, or a handout's
+# practice runners, judged against themselves); student: everything else.
+GRADE_ROLE ?= $(if $(HAVE_REFERENCE),$(if $(filter $(B)/solutions,$(GRADE_OUT)),reference,student),reference)
+GKIT_ROLE = $(if $(filter reference,$(GRADE_ROLE)),$(GKIT_REF),$(GKIT))
 GSUB_SRC := $(sort $(wildcard $(GRADE_SUB)/lab*/*.c))
 # Each object is then rewritten to export nothing but exercise names (objcopy
 # --keep-global-symbols): a `write` or `memcpy` of the student's becomes local to its file and
@@ -73,10 +98,10 @@ $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
 $(GRADE_OUT)/submission.ok: $(GSUB_RAW) $(GSUB_SRC) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
 	@bash tests/grade/check_submission.sh --sources $(GRADE_SUB) $(GSUB_RAW) && touch $@
 
-$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok
-	$(CC) $(CFLAGS) -o $@ $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(RUNNER_LIBS)
-$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok
-	$(CC) $(CFLAGS) -o $@ $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(RUNNER_LIBS)
+$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt
+	$(call runner_link,$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ))
+$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt
+	$(call runner_link,$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ))
 GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
 
 # The grader: kit code only.
@@ -90,21 +115,37 @@ $(GRADER): $(GRADER_OBJ) $(LIBCOMMON)
 	$(CC) $(CFLAGS) -o $@ $(GRADER_OBJ) $(LIBCOMMON) $(LDLIBS) $(GRADER_LIBS)
 
 # The reference: the solutions' runners, when this checkout has solutions/.
-HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
-GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter-out solutions,$(GRADE_SUB))),$(B)/solutions)
+GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter student,$(GRADE_ROLE))),$(B)/solutions)
 grade-runners: $(GRADER) $(GRADE_RUNNERS)
 # Only the submission's objects: an autograder compiles them as an unprivileged user.
 grade-submission: $(GRADE_OUT)/submission.ok
+# Built in this make (no recursive make: `make grade` stays quick when nothing is to be
+# rebuilt): the tests and runner.c of the reference role, linked with solutions/.
+REF_OUT := $(B)/solutions
+ifeq ($(GRADE_REF),$(REF_OUT))
+REF_SUB_OBJ := $(patsubst solutions/%.c,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.c)))
+REF_VIS_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
+REF_HID_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c)))
+$(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
+$(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
+	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
+$(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt
+	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ))
+$(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt
+	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ))
+grade-reference: $(REF_OUT)/grade-run $(if $(strip $(REF_HID_OBJ) $(GRADE_HIDDEN_OBJ)),$(REF_OUT)/grade-run-hidden)
+else
 grade-reference:
-ifeq ($(GRADE_REF),$(B)/solutions)
-	@$(MAKE) --no-print-directory VARIANT=solutions GRADE_SUB=solutions GRADE_OUT=$(B)/solutions grade-runners
 endif
 
 # The grader's own tests (tests/grader/, run by tests/suites/grading.sh): a fake lab 99 graded
 # with a well-behaved submission (also the reference) and a hostile one. The grader here is
 # build/grader/grade; each submission's runners are in build/grader/NAME/.
 SELFTEST_DIR := $(B)/grader
-SELFTEST_KIT := $(GKIT)/tests/grader/fake_tests.o $(GRUNNER_OBJ)
+# good: the reference role (its runs supply the expected values); hostile: the student role.
+selftest_role = $(if $(filter good,$(1)),$(GKIT_REF),$(GKIT))
 SELFTEST := $(SELFTEST_DIR)/grade $(foreach s,good hostile,$(SELFTEST_DIR)/$(s)/grade-run $(SELFTEST_DIR)/$(s)/grade-run-hidden)
 $(SELFTEST_DIR)/grade: $(GRADER)
 	@mkdir -p $(@D) && cp $< $@
@@ -112,16 +153,20 @@ $(SELFTEST_DIR)/%/sub.o: $(GKIT)/tests/grader/submission_%.o tests/grader/fake_s
 	@# a build tree from before the runner split has build/grader/good and /hostile as programs
 	@[ -d $(@D) ] || { rm -f $(@D); mkdir -p $(@D); }
 	objcopy --keep-global-symbols=tests/grader/fake_symbols.txt $< $@
-$(SELFTEST_DIR)/%/grade-run: $(SELFTEST_DIR)/%/sub.o $(SELFTEST_KIT) $(LIBCOMMON)
-	$(CC) $(CFLAGS) -o $@ $< $(SELFTEST_KIT) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
-$(SELFTEST_DIR)/%/grade-run-hidden: $(SELFTEST_DIR)/%/sub.o $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(LIBCOMMON)
-	$(CC) $(CFLAGS) -o $@ $< $(GKIT)/tests/grader/hidden/fake_hidden.o $(GRUNNER_OBJ) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
+$(SELFTEST_DIR)/good/grade-run: $(addprefix $(GKIT_REF)/tests/,grader/fake_tests.o grade/runner.o)
+$(SELFTEST_DIR)/hostile/grade-run: $(addprefix $(GKIT)/tests/,grader/fake_tests.o grade/runner.o)
+$(SELFTEST_DIR)/good/grade-run-hidden: $(addprefix $(GKIT_REF)/tests/,grader/hidden/fake_hidden.o grade/runner.o)
+$(SELFTEST_DIR)/hostile/grade-run-hidden: $(addprefix $(GKIT)/tests/,grader/hidden/fake_hidden.o grade/runner.o)
+$(SELFTEST_DIR)/%/grade-run: $(SELFTEST_DIR)/%/sub.o $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $< $(addprefix $(call selftest_role,$*)/tests/,grader/fake_tests.o grade/runner.o) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
+$(SELFTEST_DIR)/%/grade-run-hidden: $(SELFTEST_DIR)/%/sub.o $(LIBCOMMON)
+	$(CC) $(CFLAGS) -o $@ $< $(addprefix $(call selftest_role,$*)/tests/,grader/hidden/fake_hidden.o grade/runner.o) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
 
 grade-build: grade-runners grade-reference $(SELFTEST)
 
 # A submission that does not build (or is refused) still leaves a results.json (score 0, the
 # build errors).
-GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF),$(if $(filter solutions,$(GRADE_SUB)),--reference $(GRADE_OUT)))
+GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF))
 grade:
 	@mkdir -p $(B) && $(MAKE) --no-print-directory grade-runners grade-reference >$(B)/grade-build.log 2>&1 || \
 	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \

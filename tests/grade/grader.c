@@ -73,6 +73,7 @@
 #define SHOW_TAIL 1536          /* ... and from the end */
 #define OOM_MARGIN (64L << 20)  /* peak address space this close to the limit reads as OOM */
 #define STUB_MARK "is not implemented yet" /* what exercise_todo() prints */
+#define MAX_NOTE 4096           /* bytes of a check's message (the runner sends at most 512) */
 #define RUNNER "grade-run"               /* in a runner directory: the handed-out tests */
 #define RUNNER_HIDDEN "grade-run-hidden" /* ... and the hidden ones, where there are any */
 
@@ -550,11 +551,15 @@ static void parse_stream(const unsigned char *buf, size_t len, Stream *s) {
       int32_t nr;
       memcpy(&nr, p, sizeof nr);
       s->syscall_nr = nr;
+    } else if (rh.type == REC_NOTE && s->n > 0 && rh.len <= MAX_NOTE) {
+      Check *c = &s->c[s->n - 1]; /* the text of the check just before it */
+      free(c->msg);
+      c->msg = copy_text(p, rh.len);
     } else if (rh.type == REC_CHECK && rh.len >= sizeof(CheckHeader)) {
       CheckHeader h;
       memcpy(&h, p, sizeof h);
       uint64_t need = (uint64_t)h.file_len + h.msg_len + ((uint64_t)h.n_got + h.n_want) * 8;
-      if (h.kind < CHK_CLOSE || h.kind > CHK_DROPOUT || need != rh.len - sizeof h) goto bad;
+      if (h.kind < CHK_CLOSE || h.kind > CHK_SANITY || need != rh.len - sizeof h) goto bad;
       if (s->n == cap) {
         cap = cap ? 2 * cap : 16;
         s->c = xrealloc(s->c, (size_t)cap * sizeof *s->c);
@@ -587,8 +592,16 @@ static void fmt_shape(Str *b, const double *v, uint32_t n) {
   str_printf(b, ")");
 }
 
+/* got within atol + rtol*|want| of want; a NaN expected is matched only by a NaN, an infinite
+ * one only by the same infinity (NaN tolerances match nothing). */
+static bool close_enough(double g, double w, double atol, double rtol) {
+  if (isnan(w)) return isnan(g);
+  return g == w || fabs(g - w) <= atol + rtol * fabs(w);
+}
+
 /* Whether got passes a check of this kind against want (trusted: the reference's want, atol
- * and rtol); on failure one line saying why goes to why. msg: the check's text. */
+ * and rtol; for CHK_AGREE nw is the number of pairs); on failure one line saying why goes to
+ * why. msg: the check's text. */
 static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const double *want,
                        uint32_t nw, double atol, double rtol, const char *msg, Str *why) {
   switch (kind) {
@@ -599,8 +612,7 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
     }
     long bad = 0, first = -1;
     for (uint32_t i = 0; i < ng; i++) {
-      double g = got[i], w = want[i];
-      if (g == w || fabs(g - w) <= atol + rtol * fabs(w)) continue;
+      if (close_enough(got[i], want[i], atol, rtol)) continue;
       if (first < 0) first = i;
       bad++;
     }
@@ -609,8 +621,24 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
                "%.1g*|expected|)", msg, first, want[first], got[first], bad, ng, atol, rtol);
     return false;
   }
+  case CHK_AGREE: { /* got: a then b, nw pairs; both the run's own outputs */
+    if (ng != 2 * (uint64_t)nw) {
+      str_printf(why, "%s: expected %u values, got %u", msg, nw, ng / 2);
+      return false;
+    }
+    long bad = 0, first = -1;
+    for (uint32_t i = 0; i < nw; i++) {
+      if (close_enough(got[i], got[nw + i], atol, rtol)) continue;
+      if (first < 0) first = i;
+      bad++;
+    }
+    if (!bad) return true;
+    str_printf(why, "%s[%ld]: %.7g and %.7g differ (%ld of %u values; tolerance %.1g + "
+               "%.1g*|value|)", msg, first, got[first], got[nw + first], bad, nw, atol, rtol);
+    return false;
+  }
   case CHK_NEAR:
-    if (ng == 1 && nw == 1 && fabs(got[0] - want[0]) <= atol) return true;
+    if (ng == 1 && nw == 1 && close_enough(got[0], want[0], atol, 0)) return true;
     str_printf(why, "%s: expected %.6g, got %.6g (tolerance %.1g)", msg, nw ? want[0] : NAN,
                ng ? got[0] : NAN, atol);
     return false;
@@ -627,6 +655,7 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
     str_printf(why, "%s: got NULL (not implemented yet?)", msg);
     return false;
   case CHK_BOOL:
+  case CHK_SANITY:
     if (ng == 1 && got[0] == 1) return true;
     str_printf(why, "%s", msg);
     return false;
@@ -661,6 +690,11 @@ static bool is_value_check(uint32_t kind) {
   return kind == CHK_CLOSE || kind == CHK_NEAR || kind == CHK_DROPOUT;
 }
 
+/* How many values a check of the reference run expects (pairs for CHK_AGREE). */
+static uint32_t expected_count(const Check *r) {
+  return r->h.kind == CHK_AGREE ? r->h.n_got / 2 : r->h.n_want;
+}
+
 /* Whether a reference run is fit to judge with: it ended, passes every check of its own, and
  * observes values. Otherwise why says what is wrong with the test. */
 static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
@@ -674,8 +708,8 @@ static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
   for (int i = 0; i < ref->n; i++) {
     const Check *c = &ref->c[i];
     Str tmp = {0};
-    if (!eval_check(c->h.kind, c->got, c->h.n_got, c->want, c->h.n_want, c->h.atol, c->h.rtol,
-                    c->msg, &tmp)) {
+    if (!eval_check(c->h.kind, c->got, c->h.n_got, c->want, expected_count(c), c->h.atol,
+                    c->h.rtol, c->msg, &tmp)) {
       str_printf(why, "the reference solution fails this test at %s:%u: %s", c->file,
                  c->h.line, tmp.s ? tmp.s : "");
       free(tmp.s);
@@ -694,7 +728,17 @@ static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
 /* The student's checks against the reference's, in order: the same check at each step, each
  * within the reference's tolerance of the reference's expected values. Returns the number of
  * failed checks; the first MAX_FAIL_SHOWN are described in fails. */
-static int judge(const Stream *ref, const Stream *stu, Str *fails) {
+static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails) {
+  /* the reference's checks of its own setup are not the student's: left out on both sides */
+  Stream refs = *ref_all, stus = *stu_all;
+  refs.c = xmalloc(((size_t)ref_all->n + 1) * sizeof *refs.c);
+  stus.c = xmalloc(((size_t)stu_all->n + 1) * sizeof *stus.c);
+  refs.n = stus.n = 0;
+  for (int i = 0; i < ref_all->n; i++)
+    if (ref_all->c[i].h.kind != CHK_SANITY) refs.c[refs.n++] = ref_all->c[i];
+  for (int i = 0; i < stu_all->n; i++)
+    if (stu_all->c[i].h.kind != CHK_SANITY) stus.c[stus.n++] = stu_all->c[i];
+  const Stream *ref = &refs, *stu = &stus;
   int nf = 0;
   for (int i = 0; i < ref->n || i < stu->n; i++) {
     Str why = {0};
@@ -719,7 +763,7 @@ static int judge(const Stream *ref, const Stream *stu, Str *fails) {
       } else {
         const char *msg = s->h.kind == CHK_BOOL || s->h.kind == CHK_FAIL ? s->msg : r->msg;
         Str m = {0};
-        if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, r->h.n_want, r->h.atol,
+        if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, expected_count(r), r->h.atol,
                         r->h.rtol, msg, &m))
           str_printf(&why, "%s:%u: %s", r->file, r->h.line, m.s ? m.s : "");
         free(m.s);
@@ -732,6 +776,8 @@ static int judge(const Stream *ref, const Stream *stu, Str *fails) {
     if (stop) break;
   }
   if (nf > MAX_FAIL_SHOWN) str_printf(fails, "(%d more failed checks not shown)\n", nf - MAX_FAIL_SHOWN);
+  free(refs.c);
+  free(stus.c);
   return nf;
 }
 
@@ -875,11 +921,12 @@ static rlim_t list_tests(const Runner *rn, bool hidden) {
     return 0;
   }
   rlim_t vm = 1;
-  bool ok = true;
+  bool ok = true, reference_role = false;
   for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-    if (line[0] == '#') { /* "#vm BYTES" */
+    if (line[0] == '#') { /* "#vm BYTES", "#role reference|student" */
       unsigned long long v;
       if (sscanf(line, "#vm %llu", &v) == 1) vm = (rlim_t)v;
+      if (!strcmp(line, "#role reference")) reference_role = true;
       continue;
     }
     if (line[0] == '!') {
@@ -910,6 +957,14 @@ static rlim_t list_tests(const Runner *rn, bool hidden) {
     g_ntests++;
   }
   free(text);
+  /* the expected values come from this runner: it must be a reference build (a student's
+   * runner holds none, by design) */
+  if (ok && !reference_role) {
+    fprintf(stderr, "grade: %s is a submission's runner: it holds no expected values, so it "
+                    "cannot judge itself; grade it with --reference DIR (the runners built from "
+                    "solutions/ with -DGRADE_REFERENCE, make grade-build)\n", rn->path);
+    ok = false;
+  }
   return ok ? vm : 0;
 }
 

@@ -2,10 +2,14 @@
  * student code) and grader.c (the parent, which never does).
  *
  * The runner sends observations, never verdicts: for every EXPECT a CHECK record with the
- * values the test looked at (got) and the values its own code expected (want), and a DONE
- * record when the test function returned. The grader decides: it compares the student's got
- * values with the want values and tolerances of a trusted reference run of the same test
- * (grader.c, judge()). A record the student forges can therefore only carry wrong numbers.
+ * values the test looked at (got), and a DONE record when the test function returned. Only the
+ * reference runner (the tests built with -DGRADE_REFERENCE and linked with solutions/, a
+ * process that never holds student code) also sends the values its code expected (want) and
+ * the tolerances; a student's runner holds no expected values at all (grade.h). The grader
+ * decides: it compares the student's got values with the want values and tolerances of the
+ * reference run of the same test (grader.c, judge()). A record the student forges can
+ * therefore only carry wrong numbers, and nothing in the student's process can copy the
+ * right ones.
  *
  * Stream: RecHeader, then len bytes of payload. Native byte order: both ends are built
  * together on one machine. */
@@ -18,13 +22,16 @@
 #define REC_CHAN_FD 3             /* the runner's end of the channel */
 #define REC_MAX_PAYLOAD (8u << 20) /* one check's values: 1M doubles at most */
 
-enum { REC_CHECK = 1, REC_DONE = 2, REC_VMPEAK = 3, REC_SYSCALL = 4 };
+/* REC_NOTE: the text of the CHECK record just before it (an EXPECT's message, formatted only
+ * after the check's value went out, so that nothing the formatting runs can change it). */
+enum { REC_CHECK = 1, REC_DONE = 2, REC_VMPEAK = 3, REC_SYSCALL = 4, REC_NOTE = 5 };
 
 typedef struct {
   uint32_t type, len;
 } RecHeader;
 
-/* Kinds of check, one per EXPECT macro of grade.h, and what got/want hold. */
+/* Kinds of check, one per EXPECT macro of grade.h, and what got/want hold (want: in the
+ * reference run's records only; a student's runner sends n_want = 0). */
 enum {
   CHK_CLOSE = 1,   /* got[n], want[n]: |got - want| <= atol + rtol*|want| element-wise */
   CHK_NEAR = 2,    /* got[1], want[1]: |got - want| <= atol */
@@ -33,6 +40,8 @@ enum {
   CHK_BOOL = 5,    /* EXPECT(cond): got[1] (1 = true), want[1] = 1 */
   CHK_FAIL = 6,    /* grade_fail(): a failure by itself; no values */
   CHK_DROPOUT = 7, /* got[n], want[n]: every got is 0 or 2*want, some of each */
+  CHK_AGREE = 8,   /* got[2n]: two outputs of the run's own, a then b, |a - b| <= atol + rtol*|b| */
+  CHK_SANITY = 9,  /* reference run only: got[1] (1 = true), a check of the test's own setup */
 };
 
 /* A CHECK payload: this header, then file (file_len bytes), message (msg_len bytes),

@@ -111,7 +111,12 @@ static void send_check(uint32_t kind, const char *file, int line, const char *ms
   free(rec);
 }
 
-/* Floats as doubles in one buffer: got then want. */
+/* The text of the check just sent (REC_NOTE). */
+static void send_note(const char *msg) {
+  send_record(REC_NOTE, msg, (uint32_t)strnlen(msg, MAX_MSG));
+}
+
+/* Floats as doubles in one buffer: a then b (b may be absent: m = 0). */
 static double *widen(const float *a, long n, const float *b, long m) {
   double *d = malloc(((size_t)n + (size_t)m + 1) * sizeof *d);
   if (!d) return NULL;
@@ -120,41 +125,50 @@ static double *widen(const float *a, long n, const float *b, long m) {
   return d;
 }
 
+/* A check over too many values: one that fails (never a vacuous check). */
+static int too_many(uint32_t kind, const char *file, int line, long n) {
+  if (n >= 0 && n <= (long)(REC_MAX_PAYLOAD / 16)) return 0;
+  double nan = NAN;
+  send_check(kind, file, line, "too many values for one check (split it)", &nan, 1, NULL, 0, 0,
+             0);
+  return 1;
+}
+
 /* ------------------------------------------------------------------ the checks (grade.h) */
-/* Each also judges locally, only so that the test's own control flow (if (!EXPECT_SHAPE...)
- * return;) works; the grader judges again from the values. */
+/* Every check sends its observation first, with no formatting on the way (a printf handler
+ * registered by student code runs only in the formatting of messages, after the values are
+ * gone). The student's runner sends got only; the reference runner got, want and tolerances. */
 
 void grade_fail(const char *file, int line, const char *fmt, ...) {
+  send_check(CHK_FAIL, file, line, fmt, NULL, 0, NULL, 0, 0, 0);
   char msg[MAX_MSG];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  send_check(CHK_FAIL, file, line, msg, NULL, 0, NULL, 0, 0, 0);
+  send_note(msg);
 }
 
 void grade_expect_(const char *file, int line, int ok, const char *fmt, ...) {
+  double got = ok ? 1 : 0, want = 1;
+  send_check(CHK_BOOL, file, line, fmt, &got, 1, &want, GRADE_REF, 0, 0);
+  if (ok) return; /* the message of a passing check is never shown */
   char msg[MAX_MSG];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  double got = ok ? 1 : 0, want = 1;
-  send_check(CHK_BOOL, file, line, msg, &got, 1, &want, 1, 0, 0);
+  send_note(msg);
 }
 
 int expect_not_null_(const char *file, int line, int not_null, const char *what) {
   double got = not_null ? 1 : 0, want = 1;
-  send_check(CHK_NOTNULL, file, line, what, &got, 1, &want, 1, 0, 0);
+  send_check(CHK_NOTNULL, file, line, what ? what : "", &got, 1, &want, GRADE_REF, 0, 0);
   return not_null;
 }
 
-int expect_near_(const char *file, int line, double got, double want, double tol,
-                 const char *what) {
-  send_check(CHK_NEAR, file, line, what, &got, 1, &want, 1, tol, 0);
-  return fabs(got - want) <= tol;
-}
-
+/* The shape is part of the exercise's statement: both builds know it, and the local verdict
+ * lets the test stop before reading past a tensor of another shape. */
 int expect_shape_(const char *file, int line, const Tensor *t, const char *what, int ndim,
                   const int *shape) {
   double got[1 + T_MAXDIM] = {-1}, want[1 + T_MAXDIM] = {(double)ndim};
@@ -163,48 +177,77 @@ int expect_shape_(const char *file, int line, const Tensor *t, const char *what,
   got[0] = gn;
   for (int i = 0; i < gn; i++) got[1 + i] = t->shape[i];
   for (int i = 0; i < ndim; i++) want[1 + i] = shape[i];
-  send_check(CHK_SHAPE, file, line, what, got, (uint32_t)(1 + (gn > 0 ? gn : 0)), want,
-             (uint32_t)(1 + ndim), 0, 0);
+  send_check(CHK_SHAPE, file, line, what ? what : "", got,
+             (uint32_t)(1 + (gn > 0 ? gn : 0)), want, GRADE_REF ? (uint32_t)(1 + ndim) : 0, 0,
+             0);
   return gn == ndim && !memcmp(got, want, (size_t)(1 + ndim) * sizeof *got);
 }
 
-/* got and want must be different memory: a returned tensor whose data points at the buffer
- * where the test later computes its expected values would otherwise compare equal to it. */
+/* got and want (or a and b) must be different memory: a returned tensor whose data points at
+ * the buffer the test later fills would otherwise compare equal to it. */
 static int overlaps(const float *a, const float *b, long n) {
   return a && b && n > 0 && a < b + n && b < a + n;
 }
 
-static int send_values(uint32_t kind, const char *file, int line, const float *got,
-                       const float *want, long n, double atol, double rtol, const char *what) {
-  if (n < 0 || n > (long)(REC_MAX_PAYLOAD / 16)) { /* never a vacuous check: one that fails */
-    double nan = NAN;
-    send_check(kind, file, line, "too many values for one check (split it)", &nan, 1, NULL, 0, 0,
-               0);
-    return 0;
-  }
+/* The student's side: n floats of a (and of b for CHK_AGREE), nothing else. */
+void grade_observe_(const char *file, int line, int kind, const float *a, const float *b,
+                    long n) {
+  if (too_many((uint32_t)kind, file, line, n)) return;
+  int two = kind == CHK_AGREE;
+  double *d = widen(two && overlaps(a, b, n) ? NULL : a, n, b, two ? n : 0);
+  if (!d) return;
+  send_check((uint32_t)kind, file, line, "", d, (uint32_t)(two ? 2 * n : n), NULL, 0, 0, 0);
+  free(d);
+}
+
+void grade_observe1_(const char *file, int line, double got) {
+  send_check(CHK_NEAR, file, line, "", &got, 1, NULL, 0, 0, 0);
+}
+
+#if GRADE_REF
+static void send_values(uint32_t kind, const char *file, int line, const float *got,
+                        const float *want, long n, double atol, double rtol, const char *what) {
+  if (too_many(kind, file, line, n)) return;
   double *d = widen(overlaps(got, want, n) ? NULL : got, n, want, n);
-  if (!d) return 0;
+  if (!d) return;
   send_check(kind, file, line, what, d, (uint32_t)n, d + n, (uint32_t)n, atol, rtol);
   free(d);
-  return 1;
 }
 
-int expect_close_(const char *file, int line, const float *got, const float *want, long n,
-                  double atol, double rtol, const char *what) {
+void expect_close_(const char *file, int line, const float *got, const float *want, long n,
+                   double atol, double rtol, const char *what) {
   send_values(CHK_CLOSE, file, line, got, want, n, atol, rtol, what);
-  if (!got || overlaps(got, want, n)) return 0;
-  for (long i = 0; i < n; i++) {
-    double g = got[i], w = want[i];
-    if (!(g == w || fabs(g - w) <= atol + rtol * fabs(w))) return 0;
-  }
-  return 1;
 }
 
-int expect_inverted_dropout_half_(const char *file, int line, const float *got,
-                                  const float *want, long n) {
-  send_values(CHK_DROPOUT, file, line, got, want, n, 0, 0, "training-mode output");
-  return got != NULL;
+void expect_near_(const char *file, int line, double got, double want, double tol,
+                  const char *what) {
+  send_check(CHK_NEAR, file, line, what, &got, 1, &want, 1, tol, 0);
 }
+
+void expect_inverted_dropout_half_(const char *file, int line, const float *got,
+                                   const float *want, long n) {
+  send_values(CHK_DROPOUT, file, line, got, want, n, 0, 0, "training-mode output");
+}
+
+void expect_agree_(const char *file, int line, const float *a, const float *b, long n,
+                   double atol, double rtol, const char *what) {
+  if (too_many(CHK_AGREE, file, line, n)) return;
+  double *d = widen(overlaps(a, b, n) ? NULL : a, n, b, n);
+  if (!d) return;
+  send_check(CHK_AGREE, file, line, what, d, (uint32_t)(2 * n), NULL, 0, atol, rtol);
+  free(d);
+}
+
+void grade_sanity_(const char *file, int line, int ok, const char *fmt, ...) {
+  char msg[MAX_MSG];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  double got = ok ? 1 : 0, want = 1;
+  send_check(CHK_SANITY, file, line, msg, &got, 1, &want, 1, 0, 0);
+}
+#endif
 
 /* ------------------------------------------------------------------ signals */
 
@@ -289,6 +332,8 @@ int main(int argc, char **argv) {
       fclose(f);
     }
     printf("#vm %llu\n", (unsigned long long)pages * (unsigned long long)sysconf(_SC_PAGESIZE));
+    /* which build: a reference runner computes expected values, a student's never does */
+    printf("#role %s\n", GRADE_REF ? "reference" : "student");
     for (int k = 0; k < g_noverrides; k++)
       for (int i = 0; i < g_ntests; i++)
         if (!strcmp(g_tests[i].name, g_overrides[k].name)) g_tests[i].timeout_s = g_overrides[k].seconds;

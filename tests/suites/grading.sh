@@ -144,13 +144,21 @@ else
     exit_status_is 2 build/grader/grade --runner build/grader/good --lab 98 --json ''
   check "grader: an unknown option is a usage error (exit 2)" \
     exit_status_is 2 build/grader/grade --frobnicate
-  # Without a reference each run is judged against its own values, and says so.
+  # Without a reference each run is judged against its own values, and says so: only a
+  # reference build can do that (a student's runner holds no expected values).
   d=$tmp/practice
   mkdir -p "$d/tmp"
-  (cd "$d" && TMPDIR="$d/tmp" "$root/build/grader/grade" --runner "$root/build/grader/hostile" \
+  (cd "$d" && TMPDIR="$d/tmp" "$root/build/grader/grade" --runner "$root/build/grader/good" \
     --timeout 1 --mem 64 --only square >term.log 2>&1)
   check "grader without --reference: a practice run, said in the header and results.json" \
     eval 'grep -q "no --reference: a practice run" "$d/term.log" && grep -q "practice run" "$d/results.json"'
+  d=$tmp/no_reference
+  mkdir -p "$d/tmp"
+  (cd "$d" && TMPDIR="$d/tmp" "$root/build/grader/grade" --runner "$root/build/grader/hostile" \
+    --timeout 1 --mem 64 --only square >term.log 2>&1)
+  rc=$?
+  check "a student's runner without --reference is refused (exit $rc): it holds no expected values" \
+    eval '[ $rc -eq 2 ] && grep -q "holds no expected values" "$d/term.log"'
   # Interrupted: a results.json the grader did not write does not survive it.
   d=$tmp/interrupted
   mkdir -p "$d/tmp"
@@ -179,12 +187,18 @@ else
       continue
     fi
     mkdir -p "$tmp/$v"
-    # as make grade runs it: the solutions' runners are the reference for both variants
-    (cd "$tmp/$v" && "$root/build/$v/grade" --reference "$root/build/solutions" >term.log 2>&1)
+    # as make grade runs it: the solutions' runners are the reference for both variants, and the
+    # solutions are graded through student-role runners of their own, like any submission
+    runners=$root/build/$v
+    [ $v = solutions ] && runners=$root/build/solutions/as-submission
+    (cd "$tmp/$v" && "$root/build/$v/grade" --runner "$runners" --reference "$root/build/solutions" >term.log 2>&1)
     rc=$?
     r=$tmp/$v/results.json
     check "VARIANT=$v: results.json is valid JSON" json_valid "$r"
     check "VARIANT=$v: test scores add up" totals_agree "$r" "$tmp/$v/term.log"
+    no_symbols() { [ -z "$(nm "$1" 2>/dev/null)" ] && [ -z "$(readelf -S "$1" | grep -E '\.(symtab|debug_info)')" ]; }
+    check "VARIANT=$v: the submission's runner is stripped (no symbol table, no debug info)" \
+      no_symbols "$runners/grade-run"
     if [ $v = solutions ]; then
       check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
         diff <(grep -v '^#' tests/grade/exercise_symbols.txt) \
@@ -242,6 +256,13 @@ expected_attacks='
 16_exec_fd lab02_masked_softmax_1d forbidden
 17_rewrite_capture lab02_masked_softmax_1d forbidden
 18_mremap_code lab02_masked_softmax_1d forbidden
+30_printf_hook lab05_pe_table wrong_answer
+30_printf_hook lab05_pe_table_odd wrong_answer
+31_stack_scan lab01_nadaraya_watson_weights not_implemented
+32_symtab_lookup lab01_nwkr_forward not_implemented
+33_mimic_record lab02_masked_softmax_1d wrong_answer
+35_nan_expected lab01_nadaraya_watson_unsupported wrong_answer
+35_nan_expected lab01_nadaraya_watson_weights wrong_answer
 '
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
   [ -x build/solutions/grade-run ]; then

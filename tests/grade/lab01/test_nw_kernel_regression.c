@@ -9,6 +9,7 @@ static const float Q[2] = {0.5f, 2.0f};                          /* (2) queries 
 static const float K[6] = {0.0f, 1.0f, 2.5f, 1.5f, 2.2f, 3.9f};  /* (2, 3) keys */
 static const float V[6] = {1.0f, -2.0f, 0.5f, 3.0f, 1.0f, 2.0f}; /* (2, 3) values */
 
+#if GRADE_REF
 /* The book's formula in double: y_hat_i = sum_j softmax_j(-((q_i - k_ij) w)^2 / 2) v_ij. */
 static void reference(double w, double *y_hat, double *attn) {
   for (int i = 0; i < 2; i++) {
@@ -24,6 +25,7 @@ static void reference(double w, double *y_hat, double *attn) {
     y_hat[i] = acc;
   }
 }
+#endif
 
 GRADED_TEST(lab01_nwkr_forward, 3,
             "1.3 NWKernelRegression_forward: softmax(-((q - k) w)^2 / 2) pooling of values") {
@@ -35,10 +37,12 @@ GRADED_TEST(lab01_nwkr_forward, 3,
                                          tensor_from(2, (int[]){2, 3}, V));
   if (!y) paramset_free(&ps);
   EXPECT_NOT_NULL(y, "NWKernelRegression_forward");
+#if GRADE_REF
   double want[2], attn[6];
   reference(1.5, want, attn);
   float wantf[2] = {(float)want[0], (float)want[1]}, attnf[6];
   for (int i = 0; i < 6; i++) attnf[i] = (float)attn[i];
+#endif
   if (EXPECT_SHAPE(y, "y_hat (one per query)", 2))
     EXPECT_CLOSE(y->data, wantf, 2, 1e-5, 1e-5, "y_hat with w = 1.5"); /* float32 softmax */
   EXPECT(net.attention_weights != NULL, "net->attention_weights was not set");
@@ -62,10 +66,12 @@ GRADED_TEST(lab01_nwkr_gradient, 3,
   /* loss = 3 y_0 - 2 y_1; its derivative by central differences of the double formula */
   Tensor *loss = t_sum_all(t_mul(y, tensor_from(1, (int[]){2}, (float[]){3.0f, -2.0f})));
   ag_backward(loss);
+#if GRADE_REF
   double yp[2], ym[2], h = 1e-5;
   reference(w + h, yp, NULL);
   reference(w - h, ym, NULL);
   double want = (3 * (yp[0] - ym[0]) - 2 * (yp[1] - ym[1])) / (2 * h);
+#endif
   if (!net.w->grad) {
     grade_fail(__FILE__, __LINE__,
                "no gradient reached w: build y_hat from t_* ops (t_sub, t_mul, t_square, "
@@ -81,11 +87,10 @@ GRADED_TEST(lab01_leave_one_out, 2, "1.4 leave_one_out: row i is x without x[i]"
   Tensor *k = leave_one_out(tensor_from(1, (int[]){4}, (float[]){1, 2, 3, 4}));
   EXPECT_NOT_NULL(k, "leave_one_out");
   if (!EXPECT_SHAPE(k, "leave_one_out of 4 entries", 4, 3)) return;
-  static const float want[12] = {2, 3, 4, 1, 3, 4, 1, 2, 4, 1, 2, 3};
-  EXPECT_CLOSE(k->data, want, 12, 0, 0, "leave_one_out({1, 2, 3, 4})");
+  EXPECT_CLOSE(k->data, ((const float[]){2, 3, 4, 1, 3, 4, 1, 2, 4, 1, 2, 3}), 12, 0, 0,
+               "leave_one_out({1, 2, 3, 4})");
   Tensor *k2 = leave_one_out(tensor_from(1, (int[]){2}, (float[]){7, -1}));
   EXPECT_NOT_NULL(k2, "leave_one_out of 2 entries");
   if (!EXPECT_SHAPE(k2, "leave_one_out of 2 entries", 2, 1)) return;
-  static const float want2[2] = {-1, 7};
-  EXPECT_CLOSE(k2->data, want2, 2, 0, 0, "leave_one_out({7, -1})");
+  EXPECT_CLOSE(k2->data, ((const float[]){-1, 7}), 2, 0, 0, "leave_one_out({7, -1})");
 }

@@ -9,23 +9,29 @@
 /* Compare the student's (L, d) table with the formula in double. Angles stay below L, so a
  * float32 table (like the book's) is within a few ulps of L: tol covers that. */
 static void check_table(int L, int d, double tol) {
-  float *P = malloc(sizeof(float) * (size_t)L * d), *want = malloc(sizeof(float) * (size_t)L * d);
+  float *P = malloc(sizeof(float) * (size_t)L * d);
   for (long i = 0; i < (long)L * d; i++) P[i] = NAN; /* every entry must be written */
   int rc = positional_encoding_table(P, L, d);
-  EXPECT(rc == 0, "positional_encoding_table returned %d (-1 means not implemented)", rc);
+  EXPECT_NEAR(rc, 0, 0, "positional_encoding_table's return value (-1 means not implemented)");
   if (rc == 0) {
+#if GRADE_REF
+    float *want = malloc(sizeof(float) * (size_t)L * d);
     for (int i = 0; i < L; i++)
       for (int c = 0; c < d; c++) {
         double w = pow(10000.0, -(double)(c - c % 2) / d); /* the pair's frequency */
         want[(long)i * d + c] = (float)(c % 2 ? cos(i * w) : sin(i * w));
       }
+#else
+    (void)tol;
+#endif
     char what[96];
-    snprintf(what, sizeof what,
-             "P (%d x %d) at row-major index i*d + c (c even: sine, odd: cosine)", L, d);
+    GRADE_MSG(what, "P (%d x %d) at row-major index i*d + c (c even: sine, odd: cosine)", L, d);
     EXPECT_CLOSE(P, want, (long)L * d, tol, 0, what);
+#if GRADE_REF
+    free(want);
+#endif
   }
   free(P);
-  free(want);
 }
 
 GRADED_TEST(lab05_pe_table, 3,

@@ -1,6 +1,6 @@
 /* Own attack 18 (found in review): move a page of the submission's own code over the
  * harness's with mremap(MREMAP_MAYMOVE | MREMAP_FIXED), which keeps the page executable, so
- * expect_close_ would run student code. No PROT_EXEC request is ever made. Expected: the
+ * grade_observe_ would run student code. No PROT_EXEC request is ever made. Expected: the
  * sandbox kills mremap with MREMAP_FIXED (malloc needs only MREMAP_MAYMOVE): 0/95. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -15,7 +15,7 @@ __attribute__((aligned(4096), noinline)) static int always_pass(void) { return 1
 
 Tensor *masked_softmax(Tensor *X, Tensor *valid_lens) {
   (void)valid_lens;
-  uintptr_t target = (uintptr_t)&expect_close_ & ~(uintptr_t)4095;
+  uintptr_t target = (uintptr_t)&grade_observe_ & ~(uintptr_t)4095;
   mremap((void *)(uintptr_t)&always_pass, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
          (void *)target);
   return tensor_zeros(X->ndim, X->shape);
