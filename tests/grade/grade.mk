@@ -77,9 +77,10 @@ endef
 GRADE_SUB ?= $(VARIANT)
 GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(B)/solutions/as-submission,$(VOBJ))
 HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
-# reference: the runners compute expected values (solutions/ in $(B)/solutions, or a handout's
-# practice runners, judged against themselves); student: everything else.
-GRADE_ROLE ?= $(if $(HAVE_REFERENCE),$(if $(filter $(B)/solutions,$(GRADE_OUT)),reference,student),reference)
+# reference: the runners compute expected values (the solutions' in $(B)/solutions, or a
+# handout's practice runners, judged against themselves); student: a submission judged against
+# a reference (solutions/ here, or GRADE_REF given, as on an autograder that deleted solutions/).
+GRADE_ROLE ?= $(if $(filter $(B)/solutions,$(GRADE_OUT)),reference,$(if $(or $(HAVE_REFERENCE),$(filter command line environment,$(origin GRADE_REF))),student,reference))
 GKIT_ROLE = $(if $(filter reference,$(GRADE_ROLE)),$(GKIT_REF),$(GKIT))
 GSUB_SRC := $(sort $(wildcard $(GRADE_SUB)/lab*/*.c))
 # Each object is then rewritten to export nothing but exercise names (objcopy

@@ -159,6 +159,13 @@ else
   rc=$?
   check "a student's runner without --reference is refused (exit $rc): it holds no expected values" \
     eval '[ $rc -eq 2 ] && grep -q "holds no expected values" "$d/term.log"'
+  d=$tmp/reference_as_submission
+  mkdir -p "$d/tmp" "$d/ref" && cp build/grader/good/grade-run* "$d/ref/"
+  (cd "$d" && TMPDIR="$d/tmp" "$root/build/grader/grade" --runner "$root/build/grader/good" \
+    --reference "$d/ref" --timeout 1 --mem 64 --only square >term.log 2>&1)
+  rc=$?
+  check "a submission's runner built as a reference (with expected values) is refused (exit $rc)" \
+    eval '[ $rc -eq 2 ] && grep -q "is a reference build" "$d/term.log"'
   # Interrupted: a results.json the grader did not write does not survive it.
   d=$tmp/interrupted
   mkdir -p "$d/tmp"
@@ -202,7 +209,7 @@ else
     if [ $v = solutions ]; then
       check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
         diff <(grep -v '^#' tests/grade/exercise_symbols.txt) \
-        <(nm -g --defined-only -P build/solutions/solutions/lab*/*.o | awk 'NF > 1 {print $1}' | LC_ALL=C sort -u)
+        <(nm -g --defined-only -P build/solutions/sub/lab*/*.raw.o | awk 'NF > 1 {print $1}' | LC_ALL=C sort -u)
       max=$(grep -o '"max_score": [0-9]*' "$r" | head -1 | awk '{print $2}')
       if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
         ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
