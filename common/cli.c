@@ -261,9 +261,120 @@ int cli_parse_args(int argc, char **argv, const char *lab, LabArgs *args, const 
   return parse_guarded(&c, argc, argv, args);
 }
 
+/* The flag `name` (without its value) among the common flags (*common: its index) or the lab's
+ * own (*opt); a usage error for a common flag this lab has no use for, or an unknown flag (with
+ * the closest known one, when one is close). */
+static void find_flag(const Ctx *c, const char *name, int *common, const CliOpt **opt) {
+  *common = -1;
+  *opt = NULL;
+  for (int k = 0; k < N_COMMON; k++)
+    if (strcmp(name, COMMON[k].name) == 0) *common = k;
+  if (*common < 0 && c->extra)
+    for (const CliOpt *o = c->extra; o->name; o++)
+      if (strcmp(name, o->name) == 0) *opt = o;
+  if (*common >= 0 && !common_applies(name)) {
+    if (strcmp(name, "--preset") == 0)
+      usage_error(c, "this lab has no presets (--preset is for lab03, lab06 and lab07)");
+    usage_error(c, "this lab does not train, so --epochs does not apply");
+  }
+  if (*common >= 0 || *opt) return;
+  const char *best = NULL;
+  int bd = 3; /* suggest only close matches */
+  for (int k = 0; k < N_COMMON; k++) {
+    int d = edit_distance(name, COMMON[k].name);
+    if (d < bd) bd = d, best = COMMON[k].name;
+  }
+  if (c->extra)
+    for (const CliOpt *o = c->extra; o->name; o++) {
+      int d = edit_distance(name, o->name);
+      if (d < bd) bd = d, best = o->name;
+    }
+  if (best) usage_error(c, "unknown flag '%s' (did you mean %s?)", name, best);
+  usage_error(c, "unknown flag '%s'", name);
+}
+
+/* The value of flag `name` at argv[*i]: after its '=', else the next argument (*i moves on);
+ * NULL for a switch. */
+static const char *flag_value(const Ctx *c, int argc, char **argv, int *i, const char *name,
+                              const char *inline_val, bool is_switch) {
+  const char *val = NULL;
+  if (is_switch) {
+    if (inline_val) usage_error(c, "%s is a switch and takes no value (got '%s')", name,
+                                inline_val);
+  } else if (inline_val) {
+    val = inline_val;
+  } else {
+    /* a following "--something" is the next flag, not this one's value */
+    if (*i + 1 >= argc || strncmp(argv[*i + 1], "--", 2) == 0)
+      usage_error(c, "%s needs a value", name);
+    val = argv[++*i];
+  }
+  if (val && !*val) usage_error(c, "%s needs a value, got an empty one", name);
+  return val;
+}
+
+/* A common flag's value into args. */
+static void set_common(const Ctx *c, LabArgs *args, const char *n, const char *val) {
+  if (strcmp(n, "--seed") == 0) {
+    args->seed = parse_seed(c, val);
+  } else if (strcmp(n, "--out") == 0) {
+    args->out = val;
+  } else if (strcmp(n, "--device") == 0) {
+    if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
+      usage_error(c, "--device is cpu or cuda, got '%s'", val);
+    args->device = val;
+  } else if (strcmp(n, "--epochs") == 0) {
+    args->epochs = parse_epochs(c, val);
+  } else if (strcmp(n, "--preset") == 0) {
+    bool known = false;
+    for (int k = 0; g_info.presets[k]; k++) known |= strcmp(val, g_info.presets[k]) == 0;
+    if (!known) {
+      char list[256];
+      preset_list(list, sizeof list);
+      usage_error(c, "unknown --preset '%s' (%s's presets: %s)", val, c->lab, list);
+    }
+    args->preset = val;
+  } else if (strcmp(n, "--data-dir") == 0) {
+    args->data_dir = val;
+  }
+}
+
+/* A lab's own flag's value into its destination. */
+static void set_extra(const Ctx *c, const CliOpt *opt, const char *name, const char *val) {
+  if (!opt->dest) return;
+  switch (opt->type) {
+  case OPT_FLAG: *(bool *)opt->dest = true; break;
+  case OPT_INT: *(int *)opt->dest = (int)parse_long(c, name, val, INT_MIN, INT_MAX); break;
+  case OPT_FLOAT: *(float *)opt->dest = parse_float(c, name, val); break;
+  case OPT_STR: *(const char **)opt->dest = val; break;
+  }
+}
+
+/* One flag at argv[*i] (and its value, which may be the next argument: *i moves on). */
+static void parse_flag(const Ctx *c, int argc, char **argv, int *i, LabArgs *args) {
+  const char *arg = argv[*i];
+  if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+    usage_error(c, "unexpected argument '%s' (flags start with --)", arg);
+  /* split "--flag=value" */
+  char name[128];
+  const char *eq = strchr(arg, '=');
+  size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+  if (nlen >= sizeof name) usage_error(c, "unknown flag '%.40s...'", arg);
+  memcpy(name, arg, nlen);
+  name[nlen] = '\0';
+  int common;
+  const CliOpt *opt;
+  find_flag(c, name, &common, &opt);
+  const char *val =
+      flag_value(c, argc, argv, i, name, eq ? eq + 1 : NULL, opt && opt->type == OPT_FLAG);
+  if (common >= 0)
+    set_common(c, args, COMMON[common].name, val);
+  else
+    set_extra(c, opt, name, val);
+}
+
 static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
   const Ctx c = *cp;
-  const CliOpt *extra = c.extra;
   args->seed = 42;
   args->out = g_default_out;
   args->device = "cpu";
@@ -276,99 +387,7 @@ static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
     if (strcmp(argv[i], "--") == 0) break;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
   }
-
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
-      usage_error(&c, "unexpected argument '%s' (flags start with --)", arg);
-    /* split "--flag=value" */
-    char name[128];
-    const char *eq = strchr(arg, '=');
-    const char *inline_val = NULL;
-    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (nlen >= sizeof name) usage_error(&c, "unknown flag '%.40s...'", arg);
-    memcpy(name, arg, nlen);
-    name[nlen] = '\0';
-    if (eq) inline_val = eq + 1;
-
-    /* what kind of value does it take? */
-    int common = -1;
-    const CliOpt *opt = NULL;
-    for (int k = 0; k < N_COMMON; k++)
-      if (strcmp(name, COMMON[k].name) == 0) common = k;
-    if (common < 0 && extra)
-      for (const CliOpt *o = extra; o->name; o++)
-        if (strcmp(name, o->name) == 0) opt = o;
-    if (common >= 0 && !common_applies(name)) {
-      if (strcmp(name, "--preset") == 0)
-        usage_error(&c, "this lab has no presets (--preset is for lab03, lab06 and lab07)");
-      usage_error(&c, "this lab does not train, so --epochs does not apply");
-    }
-    if (common < 0 && !opt) {
-      const char *best = NULL;
-      int bd = 3; /* suggest only close matches */
-      for (int k = 0; k < N_COMMON; k++) {
-        int d = edit_distance(name, COMMON[k].name);
-        if (d < bd) bd = d, best = COMMON[k].name;
-      }
-      if (extra)
-        for (const CliOpt *o = extra; o->name; o++) {
-          int d = edit_distance(name, o->name);
-          if (d < bd) bd = d, best = o->name;
-        }
-      if (best) usage_error(&c, "unknown flag '%s' (did you mean %s?)", name, best);
-      usage_error(&c, "unknown flag '%s'", name);
-    }
-
-    bool is_flag = opt && opt->type == OPT_FLAG;
-    const char *val = NULL;
-    if (is_flag) {
-      if (inline_val) usage_error(&c, "%s is a switch and takes no value (got '%s')", name,
-                                  inline_val);
-    } else if (inline_val) {
-      val = inline_val;
-    } else {
-      /* a following "--something" is the next flag, not this one's value */
-      if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
-        usage_error(&c, "%s needs a value", name);
-      val = argv[++i];
-    }
-    if (val && !*val) usage_error(&c, "%s needs a value, got an empty one", name);
-
-    if (common >= 0) {
-      const char *n = COMMON[common].name;
-      if (strcmp(n, "--seed") == 0) {
-        args->seed = parse_seed(&c, val);
-      } else if (strcmp(n, "--out") == 0) {
-        args->out = val;
-      } else if (strcmp(n, "--device") == 0) {
-        if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
-          usage_error(&c, "--device is cpu or cuda, got '%s'", val);
-        args->device = val;
-      } else if (strcmp(n, "--epochs") == 0) {
-        args->epochs = parse_epochs(&c, val);
-      } else if (strcmp(n, "--preset") == 0) {
-        bool known = false;
-        for (int k = 0; g_info.presets[k]; k++) known |= strcmp(val, g_info.presets[k]) == 0;
-        if (!known) {
-          char list[256];
-          preset_list(list, sizeof list);
-          usage_error(&c, "unknown --preset '%s' (%s's presets: %s)", val, c.lab, list);
-        }
-        args->preset = val;
-      } else if (strcmp(n, "--data-dir") == 0) {
-        args->data_dir = val;
-      }
-      continue;
-    }
-    if (!opt->dest) continue;
-    switch (opt->type) {
-    case OPT_FLAG: *(bool *)opt->dest = true; break;
-    case OPT_INT: *(int *)opt->dest = (int)parse_long(&c, name, val, INT_MIN, INT_MAX); break;
-    case OPT_FLOAT: *(float *)opt->dest = parse_float(&c, name, val); break;
-    case OPT_STR: *(const char **)opt->dest = val; break;
-    }
-  }
+  for (int i = 1; i < argc; i++) parse_flag(&c, argc, argv, &i, args);
 
   /* The one check of a device request: no GPU, no driver, or a CPU-only build. Not a usage
    * error (the flags were right): -2, and the lab says it in one line, without the usage. */

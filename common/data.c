@@ -202,6 +202,182 @@ static int zip_extract(const char *path, const char *member, const unsigned char
   return 0;
 }
 
+/* The end-of-central-directory record's facts a reader needs. */
+typedef struct {
+  uint32_t cd_off, cd_size; /* the central directory: where, how many bytes */
+  uint16_t n_total;         /* its entries */
+} ZipDir;
+
+/* A regular file that starts like a zip archive (a local header or, empty, the end record). */
+static int zip_check_start(FILE *f, const char *path, uint64_t *fsize, char *err, size_t errlen) {
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))
+    return fail_file(err, errlen, path, "not a regular file");
+  *fsize = (uint64_t)st.st_size;
+  unsigned char sig[4];
+  if (*fsize < 4 || read_at(f, 0, sig, 4) != 0)
+    return fail_file(err, errlen, path, "not a zip archive (only %llu bytes)",
+                     (unsigned long long)*fsize);
+  if (rd32(sig) != ZIP_LOCAL_SIG && rd32(sig) != ZIP_EOCD_SIG)
+    return fail_file(err, errlen, path, "not a zip archive (no 'PK' signature at the start)");
+  return 0;
+}
+
+/* The end-of-central-directory record in tail[0..tail_len): the last whose comment fits; -1
+ * when there is none (*comment_cut: one was found whose comment runs past the end). */
+static long zip_find_eocd(const unsigned char *tail, size_t tail_len, int *comment_cut) {
+  *comment_cut = 0;
+  for (long p = (long)tail_len - ZIP_EOCD_LEN; p >= 0; p--) {
+    if (rd32(tail + p) != ZIP_EOCD_SIG) continue;
+    size_t clen = rd16(tail + p + 20);
+    if ((size_t)p + ZIP_EOCD_LEN + clen > tail_len) {
+      *comment_cut = 1; /* a record whose comment runs past the end: cut short, or a false match */
+      continue;
+    }
+    return p;
+  }
+  return -1;
+}
+
+/* 1. End of central directory: the last 22 bytes, or earlier when a comment (<= 65535 bytes)
+ * follows it. Searched backwards for its signature, then checked. */
+static int zip_read_eocd(FILE *f, const char *path, uint64_t fsize, ZipDir *d, char *err,
+                         size_t errlen) {
+  size_t tail_len = fsize < ZIP_EOCD_LEN + 65535u ? (size_t)fsize : ZIP_EOCD_LEN + 65535u;
+  uint64_t tail_off = fsize - tail_len;
+  unsigned char *tail = malloc(tail_len);
+  int rc = -1, comment_cut;
+  long eocd;
+  if (!tail || read_at(f, tail_off, tail, tail_len) != 0) {
+    fail_file(err, errlen, path, "cannot read the end of the archive");
+  } else if ((eocd = zip_find_eocd(tail, tail_len, &comment_cut)) < 0) {
+    fail_file(err, errlen, path, "%s",
+              comment_cut ? "truncated zip archive (the archive comment is cut short)"
+                          : "truncated or damaged zip archive: no end-of-central-directory record");
+  } else {
+    const unsigned char *e = tail + eocd;
+    uint16_t disk = rd16(e + 4), cd_disk = rd16(e + 6), n_disk = rd16(e + 8);
+    *d = (ZipDir){rd32(e + 16), rd32(e + 12), rd16(e + 10)};
+    uint64_t eocd_pos = tail_off + (uint64_t)eocd;
+    if (d->n_total == 0xFFFF || d->cd_size == 0xFFFFFFFFu || d->cd_off == 0xFFFFFFFFu)
+      fail_file(err, errlen, path, "Zip64 archives are not supported (re-zip without Zip64)");
+    else if (disk != 0 || cd_disk != 0 || n_disk != d->n_total)
+      fail_file(err, errlen, path, "multi-part (spanned) zip archives are not supported");
+    else if ((uint64_t)d->cd_off + d->cd_size > eocd_pos)
+      fail_file(err, errlen, path,
+                "central directory (offset %u, %u bytes) lies outside the archive (truncated or "
+                "corrupt)", d->cd_off, d->cd_size);
+    else
+      rc = 0;
+  }
+  free(tail);
+  return rc;
+}
+
+/* 2. Walk the central directory cdir (d->cd_size bytes) for member: its entry in *hit, or an
+ * error that lists the members there are. */
+static int zip_find_member(const unsigned char *cdir, const ZipDir *d, const char *path,
+                           const char *member, const unsigned char **hit, char *err,
+                           size_t errlen) {
+  size_t mlen = strlen(member), pos = 0;
+  char names[400] = "";
+  int nlisted = 0;
+  for (unsigned i = 0; i < d->n_total; i++) {
+    if (pos + ZIP_CDIR_LEN > d->cd_size || rd32(cdir + pos) != ZIP_CDIR_SIG)
+      return fail_file(err, errlen, path, "corrupt central directory (entry %u of %u is damaged)",
+                       i + 1, (unsigned)d->n_total);
+    const unsigned char *c = cdir + pos;
+    size_t nlen = rd16(c + 28), xlen = rd16(c + 30), klen = rd16(c + 32);
+    if (pos + ZIP_CDIR_LEN + nlen + xlen + klen > d->cd_size)
+      return fail_file(err, errlen, path, "corrupt central directory (entry %u runs past its end)",
+                       i + 1);
+    const unsigned char *name = c + ZIP_CDIR_LEN;
+    if (!is_macosx(name, nlen)) {
+      if (nlen == mlen && memcmp(name, member, mlen) == 0) {
+        *hit = c;
+        return 0;
+      }
+      if (!(nlen > 0 && name[nlen - 1] == '/')) list_name(names, sizeof names, name, nlen, &nlisted);
+    }
+    pos += ZIP_CDIR_LEN + nlen + xlen + klen;
+  }
+  return fail_file(err, errlen, path, "no member '%s' in the archive (members: %s)", member,
+                   nlisted ? names : "none");
+}
+
+/* A member as its central directory entry and local header describe it. */
+typedef struct {
+  uint16_t method;
+  uint32_t crc, csize, usize;
+  uint64_t data_off; /* where its compressed bytes start */
+} ZipMember;
+
+/* 3. The member's entry hit: flags, method, sizes (checked), then its local header, which says
+ * where the data starts. */
+static int zip_member(FILE *f, const unsigned char *hit, const ZipDir *d, const char *path,
+                      const char *member, ZipMember *m, char *err, size_t errlen) {
+  uint16_t flags = rd16(hit + 8);
+  m->method = rd16(hit + 10);
+  m->crc = rd32(hit + 16);
+  m->csize = rd32(hit + 20);
+  m->usize = rd32(hit + 24);
+  uint32_t loc_off = rd32(hit + 42), csize = m->csize, usize = m->usize;
+  if (flags & 0x1)
+    return fail_file(err, errlen, path,
+                     "member '%s' is encrypted; encrypted archives are not supported", member);
+  if (m->method != 0 && m->method != 8)
+    return fail_file(err, errlen, path,
+                     "member '%s' uses compression method %u; only stored (0) and deflated (8) "
+                     "are supported", member, (unsigned)m->method);
+  if (csize == 0xFFFFFFFFu || usize == 0xFFFFFFFFu || loc_off == 0xFFFFFFFFu)
+    return fail_file(err, errlen, path, "member '%s' needs Zip64, which is not supported", member);
+  if (m->method == 0 && csize != usize)
+    return fail_file(err, errlen, path,
+                     "member '%s' is stored but its sizes differ (%u vs %u): corrupt", member,
+                     csize, usize);
+  /* deflate expands at most ~1032:1; a larger claim is a corrupt (or hostile) header */
+  if (m->method == 8 && (uint64_t)usize > (uint64_t)csize * 1032u + 1024u)
+    return fail_file(err, errlen, path,
+                     "member '%s' claims %u bytes from %u compressed: corrupt header", member,
+                     usize, csize);
+  unsigned char lh[ZIP_LOCAL_LEN];
+  if ((uint64_t)loc_off + ZIP_LOCAL_LEN > d->cd_off || read_at(f, loc_off, lh, sizeof lh) != 0 ||
+      rd32(lh) != ZIP_LOCAL_SIG)
+    return fail_file(err, errlen, path,
+                     "member '%s': local header at offset %u is missing or damaged", member,
+                     loc_off);
+  m->data_off = (uint64_t)loc_off + ZIP_LOCAL_LEN + rd16(lh + 26) + rd16(lh + 28);
+  if (m->data_off + csize > d->cd_off)
+    return fail_file(err, errlen, path,
+                     "member '%s': data (offset %llu, %u bytes) runs past the archive contents "
+                     "(truncated?)", member, (unsigned long long)m->data_off, csize);
+  return 0;
+}
+
+/* 4. The member's bytes: read, inflated (or copied) into a new buffer, checked by CRC-32. */
+static int zip_member_bytes(FILE *f, const ZipMember *m, const char *path, const char *member,
+                            unsigned char **out, char *err, size_t errlen) {
+  unsigned char *comp = malloc(m->csize ? m->csize : 1), *buf = NULL;
+  int rc = -1;
+  if (!comp || read_at(f, m->data_off, comp, m->csize) != 0) {
+    fail_file(err, errlen, path, "member '%s': cannot read %u bytes of data", member, m->csize);
+  } else if (zip_extract(path, member, comp, m->csize, m->usize, m->method, &buf, err, errlen) ==
+             0) {
+    uint32_t crc_got = crc32_update(0, buf, m->usize);
+    if (crc_got != m->crc) {
+      free(buf);
+      fail_file(err, errlen, path,
+                "member '%s': CRC-32 mismatch (%08x, expected %08x): corrupt data", member,
+                crc_got, m->crc);
+    } else {
+      *out = buf;
+      rc = 0;
+    }
+  }
+  free(comp);
+  return rc;
+}
+
 int zip_read_member(const char *path, const char *member, unsigned char **out, size_t *len,
                     char *err, size_t errlen) {
   if (out) *out = NULL;
@@ -210,174 +386,27 @@ int zip_read_member(const char *path, const char *member, unsigned char **out, s
   FILE *f = fopen(path, "rb");
   if (!f) return fail_file(err, errlen, path, "cannot open: %s", strerror(errno));
   int rc = -1;
-  unsigned char *tail = NULL, *cdir = NULL, *comp = NULL;
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fail_file(err, errlen, path, "not a regular file");
+  unsigned char *cdir = NULL;
+  uint64_t fsize = 0;
+  ZipDir d;
+  const unsigned char *hit = NULL;
+  ZipMember m = {0};
+  if (zip_check_start(f, path, &fsize, err, errlen) != 0 ||
+      zip_read_eocd(f, path, fsize, &d, err, errlen) != 0)
     goto done;
-  }
-  uint64_t fsize = (uint64_t)st.st_size;
-  unsigned char sig[4];
-  if (fsize < 4 || read_at(f, 0, sig, 4) != 0) {
-    fail_file(err, errlen, path, "not a zip archive (only %llu bytes)", (unsigned long long)fsize);
-    goto done;
-  }
-  if (rd32(sig) != ZIP_LOCAL_SIG && rd32(sig) != ZIP_EOCD_SIG) {
-    fail_file(err, errlen, path, "not a zip archive (no 'PK' signature at the start)");
-    goto done;
-  }
-
-  /* 1. End of central directory: the last 22 bytes, or earlier when a comment (<= 65535
-   * bytes) follows it. Search backwards for its signature. */
-  size_t tail_len = fsize < ZIP_EOCD_LEN + 65535u ? (size_t)fsize : ZIP_EOCD_LEN + 65535u;
-  uint64_t tail_off = fsize - tail_len;
-  tail = malloc(tail_len);
-  if (!tail || read_at(f, tail_off, tail, tail_len) != 0) {
-    fail_file(err, errlen, path, "cannot read the end of the archive");
-    goto done;
-  }
-  long eocd = -1;
-  int comment_cut = 0;
-  for (long p = (long)tail_len - ZIP_EOCD_LEN; p >= 0; p--) {
-    if (rd32(tail + p) != ZIP_EOCD_SIG) continue;
-    size_t clen = rd16(tail + p + 20);
-    if ((size_t)p + ZIP_EOCD_LEN + clen > tail_len) {
-      comment_cut = 1; /* a record whose comment runs past the end: cut short, or a false match */
-      continue;
-    }
-    eocd = p;
-    break;
-  }
-  if (eocd < 0) {
-    fail_file(err, errlen, path, "%s",
-         comment_cut ? "truncated zip archive (the archive comment is cut short)"
-                     : "truncated or damaged zip archive: no end-of-central-directory record");
-    goto done;
-  }
-  const unsigned char *e = tail + eocd;
-  uint16_t disk = rd16(e + 4), cd_disk = rd16(e + 6);
-  uint16_t n_disk = rd16(e + 8), n_total = rd16(e + 10);
-  uint32_t cd_size = rd32(e + 12), cd_off = rd32(e + 16);
-  uint64_t eocd_pos = tail_off + (uint64_t)eocd;
-  if (n_total == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) {
-    fail_file(err, errlen, path, "Zip64 archives are not supported (re-zip without Zip64)");
-    goto done;
-  }
-  if (disk != 0 || cd_disk != 0 || n_disk != n_total) {
-    fail_file(err, errlen, path, "multi-part (spanned) zip archives are not supported");
-    goto done;
-  }
-  if ((uint64_t)cd_off + cd_size > eocd_pos) {
-    fail_file(err, errlen, path,
-         "central directory (offset %u, %u bytes) lies outside the archive (truncated or corrupt)",
-         cd_off, cd_size);
-    goto done;
-  }
-
-  /* 2. Walk the central directory. */
-  cdir = malloc(cd_size ? cd_size : 1);
-  if (!cdir || read_at(f, cd_off, cdir, cd_size) != 0) {
+  cdir = malloc(d.cd_size ? d.cd_size : 1);
+  if (!cdir || read_at(f, d.cd_off, cdir, d.cd_size) != 0) {
     fail_file(err, errlen, path, "cannot read the central directory");
     goto done;
   }
-  size_t mlen = strlen(member);
-  char names[400] = "";
-  int nlisted = 0;
-  size_t pos = 0;
-  const unsigned char *hit = NULL;
-  for (unsigned i = 0; i < n_total; i++) {
-    if (pos + ZIP_CDIR_LEN > cd_size || rd32(cdir + pos) != ZIP_CDIR_SIG) {
-      fail_file(err, errlen, path, "corrupt central directory (entry %u of %u is damaged)", i + 1,
-           (unsigned)n_total);
-      goto done;
-    }
-    const unsigned char *c = cdir + pos;
-    size_t nlen = rd16(c + 28), xlen = rd16(c + 30), klen = rd16(c + 32);
-    if (pos + ZIP_CDIR_LEN + nlen + xlen + klen > cd_size) {
-      fail_file(err, errlen, path, "corrupt central directory (entry %u runs past its end)", i + 1);
-      goto done;
-    }
-    const unsigned char *name = c + ZIP_CDIR_LEN;
-    if (!is_macosx(name, nlen)) {
-      if (nlen == mlen && memcmp(name, member, mlen) == 0) {
-        hit = c;
-        break;
-      }
-      if (!(nlen > 0 && name[nlen - 1] == '/')) list_name(names, sizeof names, name, nlen, &nlisted);
-    }
-    pos += ZIP_CDIR_LEN + nlen + xlen + klen;
+  if (zip_find_member(cdir, &d, path, member, &hit, err, errlen) == 0 &&
+      zip_member(f, hit, &d, path, member, &m, err, errlen) == 0 &&
+      zip_member_bytes(f, &m, path, member, out, err, errlen) == 0) {
+    *len = m.usize;
+    rc = 0;
   }
-  if (!hit) {
-    fail_file(err, errlen, path, "no member '%s' in the archive (members: %s)", member,
-         nlisted ? names : "none");
-    goto done;
-  }
-
-  /* 3. The member: flags, method, sizes, then its local header. */
-  uint16_t flags = rd16(hit + 8), method = rd16(hit + 10);
-  uint32_t crc_want = rd32(hit + 16), csize = rd32(hit + 20), usize = rd32(hit + 24);
-  uint32_t loc_off = rd32(hit + 42);
-  if (flags & 0x1) {
-    fail_file(err, errlen, path, "member '%s' is encrypted; encrypted archives are not supported",
-         member);
-    goto done;
-  }
-  if (method != 0 && method != 8) {
-    fail_file(err, errlen, path,
-         "member '%s' uses compression method %u; only stored (0) and deflated (8) are supported",
-         member, (unsigned)method);
-    goto done;
-  }
-  if (csize == 0xFFFFFFFFu || usize == 0xFFFFFFFFu || loc_off == 0xFFFFFFFFu) {
-    fail_file(err, errlen, path, "member '%s' needs Zip64, which is not supported", member);
-    goto done;
-  }
-  if (method == 0 && csize != usize) {
-    fail_file(err, errlen, path, "member '%s' is stored but its sizes differ (%u vs %u): corrupt",
-         member, csize, usize);
-    goto done;
-  }
-  /* deflate expands at most ~1032:1; a larger claim is a corrupt (or hostile) header */
-  if (method == 8 && (uint64_t)usize > (uint64_t)csize * 1032u + 1024u) {
-    fail_file(err, errlen, path, "member '%s' claims %u bytes from %u compressed: corrupt header",
-         member, usize, csize);
-    goto done;
-  }
-  unsigned char lh[ZIP_LOCAL_LEN];
-  if ((uint64_t)loc_off + ZIP_LOCAL_LEN > cd_off || read_at(f, loc_off, lh, sizeof lh) != 0 ||
-      rd32(lh) != ZIP_LOCAL_SIG) {
-    fail_file(err, errlen, path, "member '%s': local header at offset %u is missing or damaged",
-         member, loc_off);
-    goto done;
-  }
-  uint64_t data_off = (uint64_t)loc_off + ZIP_LOCAL_LEN + rd16(lh + 26) + rd16(lh + 28);
-  if (data_off + csize > cd_off) {
-    fail_file(err, errlen, path,
-         "member '%s': data (offset %llu, %u bytes) runs past the archive contents (truncated?)",
-         member, (unsigned long long)data_off, csize);
-    goto done;
-  }
-  comp = malloc(csize ? csize : 1);
-  if (!comp || read_at(f, data_off, comp, csize) != 0) {
-    fail_file(err, errlen, path, "member '%s': cannot read %u bytes of data", member, csize);
-    goto done;
-  }
-  unsigned char *buf = NULL;
-  if (zip_extract(path, member, comp, csize, usize, method, &buf, err, errlen) != 0) goto done;
-  uint32_t crc_got = crc32_update(0, buf, usize);
-  if (crc_got != crc_want) {
-    free(buf);
-    fail_file(err, errlen, path, "member '%s': CRC-32 mismatch (%08x, expected %08x): corrupt data",
-         member, crc_got, crc_want);
-    goto done;
-  }
-  *out = buf;
-  *len = usize;
-  rc = 0;
 done:
-  free(tail);
   free(cdir);
-  free(comp);
   fclose(f);
   return rc;
 }
@@ -531,6 +560,32 @@ static long gz_read_n(gzFile g, const char *path, unsigned char *dst, size_t n, 
   return (long)got;
 }
 
+/* The count bytes of IDX data after the header, into dst, and nothing after them (which also
+ * checks the gzip trailer). A stream that ends early is a truncated file. */
+static int idx_read_payload(gzFile g, const char *path, unsigned char *dst, uint64_t count,
+                            char *err, size_t errlen) {
+  char msg[160];
+  long k = gz_read_n(g, path, dst, (size_t)count, msg, sizeof msg);
+  if (k < 0 || (uint64_t)k < count) {
+    int zerr = 0;
+    gzerror(g, &zerr);
+    if (zerr == Z_BUF_ERROR)
+      return fail_file(err, errlen, path,
+                       "truncated gzip file (the stream ends early; re-download it)");
+    if (k < 0) return fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
+    return fail_file(err, errlen, path, "truncated IDX data: %ld bytes, the header says %llu", k,
+                     (unsigned long long)count);
+  }
+  unsigned char extra;
+  k = gz_read_n(g, path, &extra, 1, msg, sizeof msg);
+  if (k < 0) return fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
+  if (k > 0)
+    return fail_file(err, errlen, path,
+                     "IDX size mismatch: more than the %llu bytes of data the header says "
+                     "(stopped reading there)", (unsigned long long)count);
+  return 0;
+}
+
 int idx_read(const char *path, int expect_ndim, int dims[3], unsigned char **out,
              const unsigned char **payload, char *err, size_t errlen) {
   if (out) *out = NULL;
@@ -568,36 +623,7 @@ int idx_read(const char *path, int expect_ndim, int dims[3], unsigned char **out
     goto bad;
   }
   memcpy(buf, hdr, header);
-  k = gz_read_n(g, path, buf + header, (size_t)count, msg, sizeof msg);
-  if (k < 0) {
-    int zerr = 0;
-    gzerror(g, &zerr);
-    if (zerr == Z_BUF_ERROR)
-      fail_file(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
-    else
-      fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
-    goto bad;
-  }
-  if ((uint64_t)k < count) {
-    int zerr = 0;
-    gzerror(g, &zerr);
-    if (zerr == Z_BUF_ERROR)
-      fail_file(err, errlen, path, "truncated gzip file (the stream ends early; re-download it)");
-    else
-      fail_file(err, errlen, path, "truncated IDX data: %ld bytes, the header says %llu", k,
-           (unsigned long long)count);
-    goto bad;
-  }
-  unsigned char extra;
-  k = gz_read_n(g, path, &extra, 1, msg, sizeof msg); /* also checks the gzip trailer */
-  if (k != 0) {
-    if (k < 0) fail_file(err, errlen, path, "corrupt gzip data (%s)", msg);
-    else
-      fail_file(err, errlen, path,
-           "IDX size mismatch: more than the %llu bytes of data the header says (stopped "
-           "reading there)", (unsigned long long)count);
-    goto bad;
-  }
+  if (idx_read_payload(g, path, buf + header, count, err, errlen) != 0) goto bad;
   int zerr = Z_OK;
   gz_msg(g, path, msg, sizeof msg);
   gzerror(g, &zerr);

@@ -2,7 +2,8 @@
 # layering: calls go one way, chapters -> exercises (labs/ or solutions/) -> common/, so the
 # Makefile links the three archives in that order without --start-group. Checked on the symbol
 # tables: nothing an archive needs may be defined only in an archive linked before it. Inside
-# common/, no circle of calls between files (tests/tools/filecycles.py).
+# common/, no circle of calls between files (tests/tools/filecycles.py); and no function longer
+# than 80 lines (tests/tools/funclen.py).
 # Run from the repository root: bash tests/suites/layering.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin layering
@@ -66,6 +67,17 @@ else
   if [ -n "$entry" ] && [ -z "${missing// /}" ]; then
     ok "cuda/nocuda.c defines every CUDA entry point common/ calls ($(echo $entry))"
   else bad "common/ calls CUDA entry points that cuda/nocuda.c lacks: $missing(a CPU-only build would not link)"; fi
+fi
+# Functions fit on a screen or two: none in common/, chapters/ or cuda/ is longer than 80 lines,
+# except each chapter's literate main (chapters/*/labNN.c), which is the chapter's text.
+# Planted: an 81-line function -> named with its length, and the check fails.
+if ! command -v python3 >/dev/null 2>&1; then
+  skip "python3 not found: function lengths are not checked"
+elif long=$(python3 tests/tools/funclen.py --max 80 --allow-main 'chapters/*/lab[0-9][0-9].c' \
+  common chapters cuda 2>&1); then
+  ok "no function in common/, chapters/ or cuda/ is longer than 80 lines (besides the labs' main)"
+else
+  bad "functions longer than 80 lines (file:line:name:lines; split them): $(echo $long)"
 fi
 check "the Makefile links without --start-group" bash -c "! grep -q -- '--start-group' Makefile"
 suite_end
