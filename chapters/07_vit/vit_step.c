@@ -35,7 +35,7 @@ struct ViTStep {
   ViTLossFn loss;
   ViTTwin *twin; /* NULL where it does not pay */
   float *X, *y;  /* the batch, copied off the arena, which the halves may rewind */
-  size_t cap;    /* images X and y hold */
+  size_t cap_x, cap_y; /* floats X and y hold */
 };
 
 /* Whether a batch of bs images trains in two halves: a model small enough that its ops do not
@@ -90,7 +90,7 @@ static void twin_free(ViTTwin *t) {
 
 ViTStep *vit_step_new(ViT *m, ParamSet *ps, ViTForwardFn forward, ViTLossFn loss) {
   ViTStep *s = xcalloc(1, sizeof *s);
-  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0};
+  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0, 0};
   return s;
 }
 
@@ -144,11 +144,15 @@ static void half_backward(int part, void *arg) {
 float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int C, int S) {
   if (!in_halves(s->m, bs)) return part_backward(s, s->m, X, y, 0, bs, bs, C, S);
   const size_t img = (size_t)C * S * S;
-  if ((size_t)bs * img > s->cap) { /* the batch, off the arena */
-    free(s->X), free(s->y);
-    s->X = xmalloc(sizeof(float) * (size_t)bs * img);
-    s->y = xmalloc(sizeof(float) * (size_t)bs);
-    s->cap = (size_t)bs * img;
+  if ((size_t)bs * img > s->cap_x) { /* the batch, off the arena */
+    free(s->X);
+    s->cap_x = (size_t)bs * img;
+    s->X = xmalloc(sizeof(float) * s->cap_x);
+  }
+  if ((size_t)bs > s->cap_y) {
+    free(s->y);
+    s->cap_y = (size_t)bs;
+    s->y = xmalloc(sizeof(float) * s->cap_y);
   }
   memcpy(s->X, X, sizeof(float) * (size_t)bs * img);
   memcpy(s->y, y, sizeof(float) * (size_t)bs);
