@@ -90,6 +90,8 @@ static Tensor *decoder_attention(Seq2SeqAttentionDecoder *d, Tensor *query, bool
   return context;
 }
 
+/* d2l's Seq2SeqAttentionDecoder.forward: for each step, the last layer's state queries the
+ * encoder outputs, and the RNN takes [context, embedding] one step on from the state. */
 Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, bool training) {
   check_ids("Seq2SeqAttentionDecoder_forward", X);
   const int B = X->shape[0], T = X->shape[1], H = d->rnn.num_hiddens, L = d->rnn.num_layers;
@@ -107,11 +109,12 @@ Tensor *Seq2SeqAttentionDecoder_forward(Seq2SeqAttentionDecoder *d, Tensor *X, b
     Tensor *query = t_view(d->state.H[L - 1], B, 1, H);         /* (B, 1, H) */
     Tensor *context = decoder_attention(d, query, training);    /* (B, 1, H) */
     if (!context) return NULL;
-    Tensor *x = t_cat2(context, t_view(t_slice(emb, 0, t, t + 1), B, 1, E), 2); /* (B, 1, H + E) */
+    Tensor *x = t_cat2(context, t_view(t_slice(emb, 0, t, t + 1), B, 1, E), 2); /* (B, 1, H+E) */
     outs[t] = RNN_forward(&rnn, t_view(x, 1, B, H + E), &d->state, &d->state, training);
     if (!outs[t]) return NULL; /* (1, B, H) */
   }
-  Tensor *outputs = Linear_forward(&d->dense, T == 1 ? outs[0] : t_concat(outs, T, 0)); /* (T, B, vocab) */
+  Tensor *top = T == 1 ? outs[0] : t_concat(outs, T, 0); /* (T, B, H) */
+  Tensor *outputs = Linear_forward(&d->dense, top);       /* (T, B, vocab) */
   return t_transpose(outputs, 0, 1); /* (B, T, vocab) */
 }
 

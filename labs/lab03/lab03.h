@@ -2,7 +2,8 @@
  * Seq2SeqAttentionDecoder of d2l's "Bahdanau Attention" section, and the exercises of lab 03.
  * The layers live in chapters/03_bahdanau/ (libchap.a) and call the exercise functions,
  * labs/lab03/ (stubs) or solutions/lab03/, and lab02's masked_softmax and attention layers.
- * (The lab's fast path, checked against these on each run, is seq2seq_attention_fast.h.) */
+ * (The lab's fast path, checked against these on every run, is in
+ * chapters/03_bahdanau/seq2seq_attention_fast.h.) */
 #ifndef LAB03_H
 #define LAB03_H
 

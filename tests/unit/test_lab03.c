@@ -164,7 +164,8 @@ static bool exercises_ready(void) {
   ParamSet ps = {0};
   AdditiveAttention_init(&a, &ps, "probe", 2, 2, 2, 0.0f);
   Tensor *z = tensor_zeros(3, (const int[]){1, 1, 2});
-  const bool ok = gru_cell(&p, tensor_zeros(2, (const int[]){1, 2}), tensor_zeros(2, (const int[]){1, 2})) &&
+  Tensor *x = tensor_zeros(2, (const int[]){1, 2}); /* (batch, input_size = h) */
+  const bool ok = gru_cell(&p, x, x) &&
                   additive_attention_cached(&a, z, z, z, NULL, false) && masked_softmax(z, NULL);
   ag_step_reset(); /* nothing on the tape may point at the parameters freed next */
   paramset_free(&ps);

@@ -204,8 +204,8 @@ TEST(seq2seq_trim_gru_target_only) {
 /* lab03's fast path packs (exec.forward_packed: a row stops at its target's end) and both of its
  * nets take layer 0's input projection from the projected embedding table. Against the readable
  * path (BahdanauNet_model: the exercises), which does neither, on rows sorted by target length as
- * the trainer passes them: the same loss and gradients, for both cells and both attentions; and packing does fewer
- * products than the same trimmed batch unpacked (so it packed). */
+ * the trainer passes them: the same loss and gradients, for both cells and both attentions; and
+ * packing does fewer products than the same trimmed batch unpacked (so it packed). */
 static NmtBatch sorted_batch(void) {
   static const float xvl[6] = {2, 5, 1, 4, 3, 5}, yvl[6] = {1, 2, 2, 4, 5, 7};
   return batch_of(6, xvl, yvl);
