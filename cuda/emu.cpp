@@ -1212,6 +1212,7 @@ static void run_sync_grid(void) {
 
 static void profile_launch_begin(void);
 static void profile_launch_end(void);
+static void profile_from_env(void);
 
 void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
                 size_t dynamic_shared, bool sync, const std::function<void()> &body,
@@ -1228,6 +1229,7 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
     emu_die("kernel %s (%s): %ld bytes of dynamic shared memory; the default limit is 48 KB",
             kernel, file, (long)dynamic_shared);
   std::lock_guard<std::mutex> lock(g_mem_mutex);
+  profile_from_env();
   g_launches++;
   g_launch.kernel = kernel;
   g_launch.file = file;
@@ -1426,4 +1428,32 @@ int emu_profile_take(EmuKernelProfile *out, int max) {
   for (int i = 0; i < n && i < max; i++) out[i] = g_prof_table[i];
   g_prof_table.clear();
   return n;
+}
+
+/* AL_CUDA_EMU_PROFILE=1: a whole run profiled (a lab on the emulated device), its totals per
+ * kernel printed to stderr at exit with the launches and copies. */
+static void profile_print_at_exit(void) {
+  std::vector<EmuKernelProfile> t = g_prof_table;
+  std::sort(t.begin(), t.end(), [](const EmuKernelProfile &a, const EmuKernelProfile &b) {
+    return a.ld_sectors + a.st_sectors > b.ld_sectors + b.st_sectors;
+  });
+  fprintf(stderr, "cuda emulator profile (AL_CUDA_EMU_PROFILE=1), this run: %ld launches; "
+          "copies: %ld to the device, %ld to the host, %ld within\n",
+          g_launches, g_copies.to_device, g_copies.to_host, g_copies.within);
+  fprintf(stderr, "  %-34s %8s %10s %8s %10s %8s %8s %10s %12s\n", "kernel", "launches", "ld req",
+          "sect/req", "st req", "sect/req", "atomics", "conflicts", "MB moved");
+  for (const EmuKernelProfile &p : t)
+    fprintf(stderr, "  %-34.34s %8ld %10ld %8.1f %10ld %8.1f %8ld %10ld %12.1f\n", p.kernel,
+            p.launches, p.ld_req, p.ld_req ? (double)p.ld_sectors / p.ld_req : 0.0, p.st_req,
+            p.st_req ? (double)p.st_sectors / p.st_req : 0.0, p.atomics,
+            p.sh_wavefronts - p.sh_req, 32.0 * (double)(p.ld_sectors + p.st_sectors) / 1048576);
+}
+static void profile_from_env(void) {
+  static bool once;
+  if (once) return;
+  once = true;
+  const char *e = getenv("AL_CUDA_EMU_PROFILE");
+  if (!e || strcmp(e, "1") != 0) return;
+  g_profile_on = true;
+  atexit(profile_print_at_exit);
 }

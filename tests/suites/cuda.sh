@@ -110,6 +110,15 @@ for p in $plants; do
   fi
 done
 run_check counters "$V/cuda_plants_emu" --counters
+# a whole run profiled from the environment (a lab's way): the totals at exit
+AL_CUDA_EMU_PROFILE=1 "$V/cuda_check_emu" --family reduce >/dev/null 2>"$tmp/profile.log"
+if grep -q '^cuda emulator profile' "$tmp/profile.log" &&
+  grep -qE '^ +reduce_rows_kernel +[1-9][0-9]* ' "$tmp/profile.log"; then
+  ok "[counters] AL_CUDA_EMU_PROFILE=1 prints the run's counters per kernel at exit"
+else
+  bad "[counters] AL_CUDA_EMU_PROFILE=1: no table at exit with a row for reduce_rows_kernel:"
+  head -5 "$tmp/profile.log"
+fi
 
 # The nvcc build: on a GPU it checks every kernel for real; without one it says
 # "skip cuda_check: no CUDA device (...)", a skip, never a pass.
