@@ -60,14 +60,18 @@ GHID_OBJ = $(strip $(patsubst %.c,$(GKIT_ROLE)/%.o,$(sort $(wildcard tests/hidde
 # Runners are linked statically where the toolchain can (libc.a, libgomp.a, libopenblas.a):
 # the sandbox then refuses all new executable memory (no code patching), and a run starts faster.
 RUNNER_STATIC = $(eval RUNNER_STATIC := $(shell printf 'int main(void){return 0;}' | $(CC) -static -x c - -o /dev/null $(LDLIBS) 2>/dev/null && echo -static))$(RUNNER_STATIC)
-RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+# The kit's fused kernels that compute an exercise's answer are wrapped: the backend table
+# points at tests/grade/runner_traps.c's stand-ins and the kernels stay out of the runner.
+RUNNER_WRAP := cpu_rnn_cell cpu_rnn_cell_grad cpu_additive_scores cpu_additive_scores_grad
+RUNNER_TRAPS := $(GKIT)/tests/grade/runner_traps.o
+RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
 # A runner holds no kit function that solves an exercise (tests/grade/kit_answers.txt: the
 # link fails if one is there) and no symbol table or debug information to look code up in.
 # runner_link OUTPUT, OBJECTS...
 define runner_link
-	$(CC) $(CFLAGS) -o $@.tmp $(2) $(RUNNER_LIBS)
-	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { print $$NF }' tests/grade/kit_answers.txt -); \
-	  if [ -n "$$bad" ]; then echo "grade: $@ would hold the kit's own answer to an exercise: $$bad (tests/grade/kit_answers.txt)" >&2; rm -f $@.tmp; exit 1; fi
+	$(CC) $(CFLAGS) -o $@.tmp $(2) $(RUNNER_TRAPS) $(RUNNER_LIBS)
+	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { printf "%s ", $$NF }' tests/grade/kit_answers.txt -); \
+	  if [ -n "$$bad" ]; then echo "grade: $@ would hold the kit's own answer to an exercise: $${bad% } (tests/grade/kit_answers.txt)" >&2; rm -f $@.tmp; exit 1; fi
 	strip --strip-all $@.tmp && mv -f $@.tmp $@
 endef
 
@@ -99,9 +103,9 @@ $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
 $(GRADE_OUT)/submission.ok: $(GSUB_RAW) $(GSUB_SRC) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
 	@bash tests/grade/check_submission.sh --sources $(GRADE_SUB) $(GSUB_RAW) && touch $@
 
-$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt
+$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt $(RUNNER_TRAPS)
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ))
-$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt
+$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt $(RUNNER_TRAPS)
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ))
 GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
 
@@ -132,9 +136,9 @@ $(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
 $(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
 	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
-$(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt
+$(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS)
 	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ))
-$(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt
+$(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS)
 	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ))
 grade-reference: $(REF_OUT)/grade-run $(if $(strip $(REF_HID_OBJ) $(GRADE_HIDDEN_OBJ)),$(REF_OUT)/grade-run-hidden)
 else
