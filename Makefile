@@ -167,9 +167,29 @@ $(OBJ)/%.o: %.c $(FLAGS_STAMP)
 NVCC_FLAGS := -DAL_CUDA_LIBDIR='"$(CUDA_LIBDIR)"' -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
 # NVCC_LINEINFO=1 (make gpu-report, in its own build tree): source lines for compute-sanitizer and ncu
 NVCC_FLAGS += $(if $(NVCC_LINEINFO),-lineinfo)
+# nvcc's objects are cached by content: about 2 s of CPU per file, most of a first build's time
+# where nvcc is found. The key hashes nvcc's and g++'s versions, the flags, the .cu, every header
+# under cuda/ and common/ and nvcc_check.sh, so a fresh checkout on a machine that built the
+# same sources before (a clone, a worktree, the next CI run) copies them instead. NVCC_CACHE=
+# (empty) turns it off; entries unused for 30 days are removed.
+NVCC_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/attention-lab/nvcc
+NVCC_KEY_CMD = { $(NVCC) --version; g++ --version | head -1; echo '$(NVCC_FLAGS)' $<; \
+  find cuda common -name '*.h' -o -name '*.cuh' | LC_ALL=C sort | xargs cat; \
+  cat $< cuda/nvcc_check.sh; } | sha256sum | cut -c1-40
 $(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)
+	@c='$(NVCC_CACHE)'; k="$$c/$*-$$($(NVCC_KEY_CMD))"; \
+	if [ -n "$$c" ] && [ -s "$$k.o" ] && [ -f "$$k.ptxas" ]; then \
+	  echo "nvcc $< (cached: $$k.o)"; cp "$$k.ptxas" $@.ptxas && cp "$$k.o" $@ && touch "$$k.o"; \
+	else \
+	  echo "bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)"; \
+	  bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS) || exit 1; \
+	  if [ -n "$$c" ] && mkdir -p "$$c" 2>/dev/null; then \
+	    cp $@.ptxas "$$k.ptxas.$$$$" && mv "$$k.ptxas.$$$$" "$$k.ptxas" && \
+	    cp $@ "$$k.o.$$$$" && mv "$$k.o.$$$$" "$$k.o" || rm -f "$$k.ptxas.$$$$" "$$k.o.$$$$"; \
+	    find "$$c" -type f -mtime +30 -delete 2>/dev/null || true; \
+	  fi; \
+	fi
 $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
