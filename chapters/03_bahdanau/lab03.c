@@ -188,7 +188,8 @@ one, on the same weights and random inputs: where a gate is wrong, it shows here
     Seq2SeqAttentionDecoder_init(&dec, &ps, kind, akind, 10, 8, 16, 2, 0.0f);
     Tensor *X = tensor_zeros(2, (const int[]){4, 7}); /* (batch 4, num_steps 7) */
     RNNState st;
-    Tensor *enc_out = Seq2SeqEncoder_forward(&enc, X, &st, false); /* (7, 4, 16) */
+    Tensor *enc_out = NEED(Seq2SeqEncoder_forward(&enc, X, &st, false),
+                           "the encoder's cells (exercises 3.1 / 3.2)"); /* (7, 4, 16) */
     Seq2SeqAttentionDecoder_init_state(&dec, enc_out, &st, NULL);
     Tensor *out = NEED(Seq2SeqAttentionDecoder_forward(&dec, X, false),
                        "the decoder's attention step");
@@ -255,7 +256,7 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
                    hp.hidden, hp.layers, hp.dropout);
   if (cfg.preset == NMT_D2L_10) d2l10_lazy_init(&net);
   /* your exercises, or the fast path where it agrees with them on this run's data */
-  Seq2SeqModel model = unfused ? BahdanauNet_model(&net) : BahdanauNet_checked_model(&net, d);
+  Seq2SeqModel model = unfused ? BahdanauNet_model(&net) : BahdanauNet_checked_model(&net, d, NULL);
   printf("%s, %s attention: %ld parameters\n", model.name, attn_name, paramset_count(&net.ps));
 
   Seq2SeqTrainResult res = {0};
@@ -400,11 +401,15 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
     BahdanauNet_init(&base, RNN_GRU, ATTN_ADDITIVE, d->src_vocab->size, d->tgt_vocab->size,
                      hp.embed, hp.hidden, hp.layers, hp.dropout);
     if (cfg.preset == NMT_D2L_10) d2l10_lazy_init(&base);
-    Seq2SeqModel bm = unfused ? BahdanauNet_model(&base) : BahdanauNet_checked_model(&base, d);
+    BahdanauFastCheck bc = {0};
+    Seq2SeqModel bm = unfused ? BahdanauNet_model(&base) : BahdanauNet_checked_model(&base, d, &bc);
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
                              .token_mean = hp.token_mean, .quiet = true};
-    Seq2SeqTrainResult br;
-    if (train_seq2seq(&bm, d, &tc, &br) == 0) {
+    Seq2SeqTrainResult br = {0};
+    if (bc.stub) { /* the baseline trains with the student's gru_cell and attention step */
+      printf("training-time comparison skipped: the gru + additive baseline needs the exercises "
+             "above\n");
+    } else if (train_seq2seq(&bm, d, &tc, &br) == 0) {
       printf("training-time comparison (%d epochs): %s + %s %.2f s (%.0f tokens/sec, loss %.3f) "
              "vs gru + additive %.2f s (%.0f tokens/sec, loss %.3f)\n",
              hp.epochs, rnn_name, attn_name, res.train_seconds, res.tokens_per_sec,

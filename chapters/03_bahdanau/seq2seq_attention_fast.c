@@ -415,8 +415,10 @@ BahdanauFastCheck BahdanauNet_fast_check(BahdanauNet *n, const NmtData *d) {
   return c;
 }
 
-Seq2SeqModel BahdanauNet_checked_model(BahdanauNet *n, const NmtData *d) {
+Seq2SeqModel BahdanauNet_checked_model(BahdanauNet *n, const NmtData *d,
+                                       BahdanauFastCheck *check) {
   const BahdanauFastCheck c = BahdanauNet_fast_check(n, d);
+  if (check) *check = c;
   const bool gru = n->encoder.rnn.kind == RNN_GRU;
   const char *mine = n->decoder.attn_kind == ATTN_ADDITIVE
                          ? (gru ? "gru_cell, additive_attention_cached and masked_softmax"

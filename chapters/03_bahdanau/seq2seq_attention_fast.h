@@ -60,7 +60,8 @@ typedef struct BahdanauFastCheck {
 BahdanauFastCheck BahdanauNet_fast_check(BahdanauNet *n, const NmtData *d);
 
 /* The model a lab trains: BahdanauNet_fast_model where BahdanauNet_fast_check agrees on this
- * run, else BahdanauNet_model (the student's code), saying which in one line. */
-Seq2SeqModel BahdanauNet_checked_model(BahdanauNet *n, const NmtData *d);
+ * run, else BahdanauNet_model (the student's code), saying which in one line. The check's
+ * outcome goes to *check where check is not NULL. */
+Seq2SeqModel BahdanauNet_checked_model(BahdanauNet *n, const NmtData *d, BahdanauFastCheck *check);
 
 #endif
