@@ -25,6 +25,7 @@
   emu_launch(#kernel, __FILE__, __LINE__, dim3(grid), dim3(block), (shared), (sync),           \
              [=] { kernel(__VA_ARGS__); }, #__VA_ARGS__, emu_args(__VA_ARGS__))
 #define AL_GRID_CAP(hw) emu_grid_cap(hw)
+#define AL_GRID_NOTE(capped) emu_grid_note(capped)
 #else
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -38,6 +39,7 @@
     cuda_check_launch(#kernel, __FILE__, __LINE__);                                            \
   } while (0)
 #define AL_GRID_CAP(hw) (hw)
+#define AL_GRID_NOTE(capped) ((void)0)
 #endif
 #define LAUNCH(kernel, grid, block, shared, ...)                                               \
   LAUNCH_(false, kernel, grid, block, shared, __VA_ARGS__)
@@ -72,6 +74,7 @@ enum { EW_THREADS = 256 };
 static inline unsigned cap_grid(long blocks, long hw) {
   long cap = AL_GRID_CAP(hw);
   if (blocks < 1) blocks = 1;
+  AL_GRID_NOTE(blocks > cap);
   return (unsigned)(blocks > cap ? cap : blocks);
 }
 /* Blocks for n elements at `threads` a block, capped at 8192. */

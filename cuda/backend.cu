@@ -147,9 +147,13 @@ extern "C" int cuda_profile_stop(CudaKernelProfile *out, int max) {
   emu_profile(false);
   return emu_profile_take((EmuKernelProfile *)out, max);
 }
+extern "C" int cuda_grid_never_capped(const char **kernels, int max) {
+  return emu_grid_never_capped(kernels, max);
+}
 #else
 extern "C" bool cuda_profile_start(void) { return false; }
 extern "C" int cuda_profile_stop(CudaKernelProfile *, int) { return 0; }
+extern "C" int cuda_grid_never_capped(const char **, int) { return -1; }
 #endif
 
 /* ---------- the device ---------- */

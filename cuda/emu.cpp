@@ -1213,6 +1213,7 @@ static void run_sync_grid(void) {
 static void profile_launch_begin(void);
 static void profile_launch_end(void);
 static void profile_from_env(void);
+static void grid_note_launch(const char *kernel);
 
 void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 block,
                 size_t dynamic_shared, bool sync, const std::function<void()> &body,
@@ -1230,6 +1231,7 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
             kernel, file, (long)dynamic_shared);
   std::lock_guard<std::mutex> lock(g_mem_mutex);
   profile_from_env();
+  grid_note_launch(kernel);
   g_launches++;
   g_launch.kernel = kernel;
   g_launch.file = file;
@@ -1287,6 +1289,36 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
   }
   mem_close();
   if (g_profile_on) profile_launch_end();
+}
+
+static int g_grid_note; /* 0: none; 1: the next launch's grid came through cap_grid; 2: cut */
+struct GridUse {
+  const char *kernel;
+  long launches, capped;
+};
+static std::vector<GridUse> g_grid_uses;
+void emu_grid_note(bool capped) { g_grid_note = capped ? 2 : 1; }
+static void grid_note_launch(const char *kernel) {
+  if (!g_grid_note) return;
+  GridUse *u = NULL;
+  for (GridUse &e : g_grid_uses)
+    if (strcmp(e.kernel, kernel) == 0) u = &e;
+  if (!u) {
+    g_grid_uses.push_back({kernel, 0, 0});
+    u = &g_grid_uses.back();
+  }
+  u->launches++;
+  u->capped += g_grid_note == 2;
+  g_grid_note = 0;
+}
+int emu_grid_never_capped(const char **kernels, int max) {
+  int n = 0;
+  for (const GridUse &u : g_grid_uses)
+    if (!u.capped) {
+      if (n < max) kernels[n] = u.kernel;
+      n++;
+    }
+  return n;
 }
 
 long emu_grid_cap(long hw) {

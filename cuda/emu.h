@@ -172,6 +172,10 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
 /* The grid cap of the launchers (al_cuda.h's cap_grid): `hw`, or AL_CUDA_EMU_GRID_CAP from the
  * environment when smaller, so grid-stride loops take several trips in the tests. */
 long emu_grid_cap(long hw);
+/* The next launch's grid came through cap_grid, cut by the cap or not: the tests list the
+ * kernels whose grid no case outgrew (their grid-stride loops never took a second trip). */
+void emu_grid_note(bool capped);
+int emu_grid_never_capped(const char **kernels, int max);
 
 /* The arena handed out [p, p + bytes) of a device allocation as one tensor's memory: from now on
  * its bounds are exact and its contents unwritten (memcheck, initcheck). */

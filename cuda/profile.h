@@ -23,6 +23,10 @@ extern "C" {
 bool cuda_profile_start(void);
 /* The counters per kernel since the start (at most max; returns how many), and stop. */
 int cuda_profile_stop(CudaKernelProfile *out, int max);
+/* The kernels launched so far with a grid from cap_grid that no launch's work outgrew (their
+ * grid-stride loops never took a second trip; at most max names); -1 where the device does
+ * not know (the nvcc build). */
+int cuda_grid_never_capped(const char **kernels, int max);
 #ifdef __cplusplus
 }
 #endif

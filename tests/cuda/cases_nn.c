@@ -13,9 +13,13 @@
 /* ---------- layer norm ---------- */
 
 /* (rows..., D): the last dim is D */
+/* the last three outgrow a grid capped at 2 or 3 blocks (make test's AL_CUDA_EMU_GRID_CAP):
+ * 1100 rows for the thread-per-row kernels, 800 columns for the thread-per-column sums, 100
+ * columns (4 blocks of 32) for the split column sums */
 static const int ln_shapes[][3] = {{1, 3, 1},  {1, 5, 2},   {1, 70, 7},  {1, 33, 31},
                                    {1, 9, 32}, {2, 40, 33}, {1, 4, 256}, {64, 10, 32},
-                                   {1, 1, 33},  {1, 66, 16}};
+                                   {1, 1, 33},  {1, 66, 16}, {1, 1100, 7}, {1, 3, 800},
+                                   {1, 80, 100}};
 enum { N_LN = sizeof ln_shapes / sizeof ln_shapes[0] };
 
 static Tensor *ln_case(CcRun *r, bool affine, bool twice) {
@@ -34,8 +38,10 @@ static Tensor *run_ln_twice(CcRun *r) { return ln_case(r, true, true); }
 /* ---------- batch norm ---------- */
 
 /* (N..., C): the last dim is C, the features; the leading dims are the batch */
+/* the last two outgrow a capped grid: 800 features a thread each, 100 features in blocks of 32 */
 static const int bn_shapes[][3] = {{1, 2, 2},  {1, 3, 1},   {1, 33, 31}, {1, 64, 1},
-                                   {2, 40, 33}, {64, 10, 32}, {1, 100, 70}};
+                                   {2, 40, 33}, {64, 10, 32}, {1, 100, 70}, {1, 3, 800},
+                                   {1, 80, 100}};
 enum { N_BN = sizeof bn_shapes / sizeof bn_shapes[0] };
 
 /* The output is y flattened, then running_mean and running_var as the kernel left them (so the

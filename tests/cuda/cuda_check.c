@@ -299,6 +299,23 @@ int main(int argc, char **argv) {
       if (profile) profile_case(fam->name, c);
     }
   }
+  /* Under a grid cap (make test's AL_CUDA_EMU_GRID_CAP), every kernel whose launcher caps its
+   * grid must have met a shape larger than the grid, so its grid-stride loop took a second trip. */
+  const char *never[64];
+  int n_never = cuda_grid_never_capped(never, 64);
+  if (n_never >= 0 && getenv("AL_CUDA_EMU_GRID_CAP")) {
+    if (n_never == 0) {
+      printf("ok grid-stride loops: every kernel with a capped grid outgrew it in some case "
+             "(AL_CUDA_EMU_GRID_CAP=%s)\n", getenv("AL_CUDA_EMU_GRID_CAP"));
+      passed++;
+    } else {
+      printf("FAIL grid-stride loops: no case outgrew the capped grid of");
+      for (int i = 0; i < n_never && i < 64; i++) printf(" %s", never[i]);
+      printf(" (AL_CUDA_EMU_GRID_CAP=%s): give a case a shape larger than the cap's threads\n",
+             getenv("AL_CUDA_EMU_GRID_CAP"));
+      failed++;
+    }
+  }
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

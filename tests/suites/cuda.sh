@@ -11,7 +11,7 @@
 #   gpu     the nvcc build on a real GPU; "skip" where there is no device or no nvcc
 # then the planted bugs of tests/cuda/plants (each must fail with its check's report naming its
 # line) and the profiler's counters on kernels with hand-known ideals.
-# The emulated runs cap every capped grid at 3 blocks (AL_CUDA_EMU_GRID_CAP), so grid-stride
+# The emulated runs cap every capped grid at 2 blocks (AL_CUDA_EMU_GRID_CAP), so grid-stride
 # loops take several trips, as a GPU's do on large tensors.
 # (Every lab with --device cuda on the emulated device: tests/suites/cuda_labs.sh.)
 # Each program's own "ok/FAIL/skip" lines count here, one check each, so the CUDA test count
@@ -61,7 +61,7 @@ fold_check() {
   fi
 }
 
-export AL_CUDA_EMU_GRID_CAP=3
+export AL_CUDA_EMU_GRID_CAP=2
 run_check emu "$V/cuda_check_emu"
 run_check asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   build/asan/cuda_check_emu

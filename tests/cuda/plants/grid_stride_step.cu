@@ -1,7 +1,7 @@
 /* A grid-stride loop whose step is one short: on its second trip a thread takes the element its
  * neighbour took on the first, and both write it. Only a grid smaller than the data exposes it:
  * ew_blocks gives 3000 elements 12 blocks, one trip each, unless the grid is capped lower
- * (make test's AL_CUDA_EMU_GRID_CAP=3), so this plant also checks that the cap works. */
+ * (make test's AL_CUDA_EMU_GRID_CAP=2), so this plant also checks that the cap works. */
 #include "plant.h"
 
 static __global__ void square_kernel(const float *x, float *y, long n) {
