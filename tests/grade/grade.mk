@@ -121,6 +121,11 @@ $(GRADER): $(GRADER_OBJ) $(LIBCOMMON)
 
 # The reference: the solutions' runners, when this checkout has solutions/.
 GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter student,$(GRADE_ROLE))),$(B)/solutions)
+# Runners judged against a reference are a submission's: never built with expected values.
+# (Decided here, by the kit: a check at grading time would ask the runner, i.e. student code.)
+ifneq ($(and $(GRADE_REF),$(filter reference,$(GRADE_ROLE))),)
+$(error GRADE_REF=$(GRADE_REF) with GRADE_ROLE=reference: a submission judged against a reference is built in the student role, with no expected values in its runner)
+endif
 grade-runners: $(GRADER) $(GRADE_RUNNERS)
 # Only the submission's objects: an autograder compiles them as an unprivileged user.
 grade-submission: $(GRADE_OUT)/submission.ok

@@ -159,13 +159,9 @@ else
   rc=$?
   check "a student's runner without --reference is refused (exit $rc): it holds no expected values" \
     eval '[ $rc -eq 2 ] && grep -q "holds no expected values" "$d/term.log"'
-  d=$tmp/reference_as_submission
-  mkdir -p "$d/tmp" "$d/ref" && cp build/grader/good/grade-run* "$d/ref/"
-  (cd "$d" && TMPDIR="$d/tmp" "$root/build/grader/grade" --runner "$root/build/grader/good" \
-    --reference "$d/ref" --timeout 1 --mem 64 --only square >term.log 2>&1)
-  rc=$?
-  check "a submission's runner built as a reference (with expected values) is refused (exit $rc)" \
-    eval '[ $rc -eq 2 ] && grep -q "is a reference build" "$d/term.log"'
+  check "grade.mk refuses to build a submission's runners (GRADE_REF given) with expected values" \
+    eval '! mk -n grade-runners VARIANT=labs GRADE_REF="$tmp" GRADE_ROLE=reference >"$tmp/role.log" 2>&1 &&
+      grep -q "built in the student role" "$tmp/role.log"'
   # Interrupted: a results.json the grader did not write does not survive it.
   d=$tmp/interrupted
   mkdir -p "$d/tmp"
