@@ -1346,7 +1346,8 @@ long emu_grid_cap(long hw) {
  * each lane of a warp is one request (lanes that skip it, diverged, are not in it). A global
  * request costs the distinct 32-byte sectors its lanes touch (4 for 32 consecutive floats,
  * 32 when every lane is in a sector of its own); a shared request costs as many wavefronts as
- * the most distinct 4-byte words any one of the 32 banks holds (1: no conflict; 32: 32-way). */
+ * the most distinct 4-byte words any one of the 32 banks holds (1: no conflict; 32: 32-way),
+ * counted as replays beyond the request's least (2 for 32 lanes of doubles). */
 struct ProfKey {
   uintptr_t pc;
   uint32_t occ;
@@ -1403,11 +1404,14 @@ static void profile_block_end(void) {
       std::sort(g.units.begin(), g.units.end());
       long distinct = std::unique(g.units.begin(), g.units.end()) - g.units.begin();
       if (g.shared) {
+        /* wavefronts: the most distinct words in one bank; a request of more than 128 bytes
+         * (32 lanes of doubles) needs several at best, and only those beyond count as replays */
         int per_bank[32] = {0}, worst = 1;
         for (long i = 0; i < distinct; i++)
           worst = std::max(worst, ++per_bank[g.units[i] % 32]);
+        long least = (distinct + 31) / 32;
         g_prof_cur.sh_req++;
-        g_prof_cur.sh_wavefronts += worst;
+        g_prof_cur.sh_wavefronts += 1 + worst - (least > 1 ? least : 1);
       } else if (g.kind == ACC_READ) {
         g_prof_cur.ld_req++;
         g_prof_cur.ld_sectors += distinct;

@@ -5,7 +5,10 @@
  *  - a 32 x 32 transpose through shared memory: a warp writes a row of the tile (32 banks, no
  *    conflict) and reads a column. Unpadded, a column's 32 words are 32 floats apart, all in
  *    one bank: 32 wavefronts (31 replays) per read. Padded to 33 floats a row, the column
- *    spreads over the 32 banks: none.
+ *    spreads over the 32 banks: none;
+ *  - one warp's 32 doubles in shared memory: 256 bytes fill the banks twice, 2 wavefronts,
+ *    their least: no replay; 32 floats at a stride of 2: two words in each of 16 banks, a
+ *    2-way conflict, 1 replay per request.
  * Prints "ok/FAIL counters/NAME: ..." and "N passed, N failed, 0 skipped". */
 #include <stdio.h>
 
@@ -25,6 +28,17 @@ static __global__ void transpose_kernel(const float *in, float *out, int pad) {
   tile[ty * ld + tx] = in[ty * T + tx];
   __syncthreads();
   out[ty * T + tx] = tile[tx * ld + ty];
+}
+
+/* out (32): the doubles written and read back reversed; then floats at a stride of 2 */
+static __global__ void shared_width_kernel(float *out) {
+  SHARED_ARRAY(double, d, 32);
+  SHARED_ARRAY(float, f, 64);
+  int t = threadIdx.x;
+  d[t] = t;
+  f[2 * t] = (float)t;
+  __syncthreads();
+  out[t] = (float)d[31 - t] + f[2 * (31 - t)];
 }
 
 static int passed, failed;
@@ -73,6 +87,11 @@ int counters_main(void) {
            "bank-conflict replays per read request");
     expect(name, (double)p.ld_sectors / (p.ld_req ? p.ld_req : 1), 4, "global sectors/request");
   }
+  LAUNCH_SYNC(shared_width_kernel, 1, 32, 0, out);
+  p = take_one();
+  expect("shared doubles and stride-2 floats", (double)p.sh_req, 4, "shared requests");
+  expect("shared doubles and stride-2 floats", (double)(p.sh_wavefronts - p.sh_req), 2,
+         "replays (none for the doubles, one per stride-2 request)");
   emu_profile(false);
   printf("%d passed, %d failed, 0 skipped\n", passed, failed);
   return failed ? 1 : 0;
