@@ -603,10 +603,10 @@ void gemm_batched(bool transA, bool transB, int m, int n, int k, float alpha, co
                   float *C, int ldc, long strideC, int count) {
   if (count <= 0 || m <= 0 || n <= 0) return;
   double macs = (double)m * n * k * count;
-  int nt = 1;
 #ifdef _OPENMP
   /* Many small products: each thread takes a share of the batch and runs its products serially
    * (gemm_builtin sees omp_in_parallel), which beats threading every small product. */
+  int nt = 1;
   if (count > 1) nt = par_threads(macs);
   if (nt > 1) {
     if (k > 0) count_flops(macs); /* the serial branch below counts through gemm() */
