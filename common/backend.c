@@ -33,7 +33,7 @@ bool backend_available(Device d) { return (unsigned)d < DEV_COUNT && g_backends[
 void backend_register(Device d, const Backend *be) {
   if ((unsigned)d >= DEV_COUNT || d == DEV_CPU) die("backend_register: bad device %d", (int)d);
   g_backends[d] = be;
-  if (be) arena_set_device_memory(d, be->alloc, be->free);
+  if (be) arena_set_device_memory(d, be->alloc, be->free, be->carved);
 }
 
 void *dev_calloc(Device d, size_t bytes) {

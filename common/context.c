@@ -29,11 +29,13 @@ void ag_context_use(AgContext *c) { ag_thread_context = c; }
 typedef struct {
   void *(*alloc)(size_t bytes);
   void (*release)(void *p);
+  void (*carved)(void *p, size_t bytes); /* NULL, or told each piece dev_alloc hands out */
 } DeviceMemory;
-static DeviceMemory g_memory[DEV_COUNT] = {[DEV_CPU] = {xaligned_alloc, free}};
+static DeviceMemory g_memory[DEV_COUNT] = {[DEV_CPU] = {xaligned_alloc, free, NULL}};
 
-void arena_set_device_memory(Device d, void *(*alloc)(size_t bytes), void (*release)(void *p)) {
-  g_memory[d] = (DeviceMemory){alloc, release};
+void arena_set_device_memory(Device d, void *(*alloc)(size_t bytes), void (*release)(void *p),
+                             void (*carved)(void *p, size_t bytes)) {
+  g_memory[d] = (DeviceMemory){alloc, release, carved};
 }
 
 static void *device_memory(Device d, size_t bytes) {
@@ -103,7 +105,7 @@ void *dev_alloc(Device d, size_t bytes) {
   if (need == 0) need = ARENA_ALIGN;
   if (need >= ARENA_BIG) {
     void *p = arena_alloc_big(d, need);
-    if (backend_of(d)->carved) backend_of(d)->carved(p, bytes);
+    if (g_memory[d].carved) g_memory[d].carved(p, bytes);
     return p;
   }
   if (!A->first) A->first = A->cur = chunk_new(d, need > ARENA_CHUNK ? need : ARENA_CHUNK);
@@ -127,7 +129,7 @@ void *dev_alloc(Device d, size_t bytes) {
   A->cur->used += need;
   A->used_total += need;
   if (A->used_total > A->peak) A->peak = A->used_total;
-  if (backend_of(d)->carved) backend_of(d)->carved(p, bytes);
+  if (g_memory[d].carved) g_memory[d].carved(p, bytes);
   return p;
 }
 

@@ -73,8 +73,10 @@ static inline AgContext *ag_ctx(void) {
   return ag_thread_context ? ag_thread_context : &ag_main_context;
 }
 
-/* Where the arenas of device d get their chunks (backend_register passes the device table's
- * alloc and free). The CPU's is host memory (xaligned_alloc, free), as in cpu/cpu_backend.c. */
-void arena_set_device_memory(Device d, void *(*alloc)(size_t bytes), void (*release)(void *p));
+/* Where the arenas of device d get their chunks, and whom they tell of each piece they hand out
+ * (backend_register passes the device table's alloc, free and carved). The CPU's is host memory
+ * (xaligned_alloc, free), as in cpu/cpu_backend.c, and no one to tell. */
+void arena_set_device_memory(Device d, void *(*alloc)(size_t bytes), void (*release)(void *p),
+                             void (*carved)(void *p, size_t bytes));
 
 #endif
