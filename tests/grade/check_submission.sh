@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# check_submission.sh [--sources DIR] OBJ... — a fast, friendly first message about a
-# submission (labNN/*.c under DIR, compiled to OBJ...), before its test runner is linked.
+# check_submission.sh OBJ... — a fast, friendly first message about a submission's objects
+# (labNN/FILE.o, compiled from labNN/FILE.c), run by tests/grade/confined.sh on each file before
+# its runner is linked; a file it refuses is graded as the kit's stub, with these lines.
 # The grade does not rest on it: the grader never holds student code and judges only the
 # values a confined runner sends back (tests/grade/grader.c, sandbox.c). It names what is
 # certainly not an exercise:
@@ -8,9 +9,8 @@
 #     `write` would replace the C library's for the test code in the runner too;
 #   - constructors or destructors (.init_array and friends run outside any test);
 #   - calls to the kit's own implementation of an exercise, or to process-control functions
-#     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them);
-#   - in the sources: #include_next, and headers named like a system header (the graded tests
-#     never see the submission's headers; these are refused so that nobody relies on it).
+#     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them).
+# (A submission's headers are never used at all: tests/grade/stage.sh takes only its files.)
 # Prints one line per problem, naming the source file, and exits 1 if there is any.
 set -u
 here=$(dirname "$0")
@@ -21,29 +21,8 @@ process_calls='fork vfork clone clone3 kill killpg tgkill tkill getppid setsid s
   daemon execve execv execvp execvpe execl execlp execle fexecve system popen posix_spawn
   posix_spawnp ptrace prctl dlopen dlsym dlvsym dlmopen syscall mprotect getrandom'
 bad=0
-if [ "${1-}" = --sources ]; then
-  dir=$2
-  shift 2
-  while IFS= read -r -d '' f; do
-    rel=${f#"$dir"/}
-    if grep -aqE '^[[:space:]]*#[[:space:]]*include_next' "$f"; then
-      echo "grade: $rel uses #include_next, which no exercise needs; include the kit's headers by name"
-      bad=1
-    fi
-    case $f in
-    *.h)
-      b=$(basename "$f")
-      if [ -e "/usr/include/$b" ] || [ -e "/usr/include/x86_64-linux-gnu/$b" ] ||
-        ls /usr/lib/gcc/*/*/include/"$b" >/dev/null 2>&1; then
-        echo "grade: $rel has the name of a system header (<$b>); rename it"
-        bad=1
-      fi
-      ;;
-    esac
-  done < <(find "$dir" \( -name '*.c' -o -name '*.h' \) -print0)
-fi
 for o in "$@"; do
-  src=$(sed -E 's#^.*/(lab[0-9]+/[^/]+)\.o$#\1#; s#\.raw$##; s#$#.c#' <<<"$o")
+  src=$(sed -E 's#^(.*/)?(lab[0-9]+/[^/]+)\.o$#\2#; s#$#.c#' <<<"$o")
   while read -r sym; do
     [ -n "$sym" ] || continue
     grep -qxF "$sym" <<<"$allowed" && continue

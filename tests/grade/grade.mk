@@ -1,6 +1,7 @@
 # grade.mk — grading rules, included by the Makefile.
 #
 #   make grade [LAB=NN] [VARIANT=solutions|labs]   score table, results.json; exit 0 at full marks
+#   make grade-setup                               a checksummed copy of the kit's headers (below)
 #   make handout                                   build/attention-lab-handout.tar.gz
 #   make grade-build                               the grader, its runners, its own test binaries
 #
@@ -9,17 +10,25 @@
 #                             code: nothing of the submission ever runs in the process that scores.
 #   $(GRADE_OUT)/grade-run    a runner: runner.c + the graded tests + the submission's exercises
 #   $(GRADE_OUT)/grade-run-hidden   the same with the hidden tests (tests/hidden/), if any
-# The submission is GRADE_SUB (default: the VARIANT directory, labs/ or solutions/); only its
-# labNN/*.c files are used. Everything else a runner holds (tests, chapters/) is compiled
-# against $(GINC), the kit's own copy of the exercise headers (labs/labNN/*.h copied there), and
-# the submission's files are compiled with no include path into the submission: a header of
-# the student's can reach no test. With solutions/ present, VARIANT=labs is judged against the
-# reference runners of VARIANT=solutions (--reference); a handout without solutions/ grades a
-# practice run (each test judged against its own expected values).
+#
+# A submission is data (docs/instructor-guide.md, "What the grader guarantees"):
+#   - it is exactly the files tests/grade/manifest.txt names, read from GRADE_SUB (default: the
+#     VARIANT directory) as bytes and copied to $(GRADE_OUT)/stage/ under those names
+#     (tests/grade/stage.sh); nothing else of it is used, and no name from it reaches make or a
+#     shell;
+#   - the kit's exercise headers and stubs come from a pristine, checksummed copy, never from the
+#     working tree's labs/ (tests/grade/kit_include.sh: make grade-setup's copy, a handout's
+#     tests/grade/kit/, or the committed tree), copied to $(GINC); every test, chapter and
+#     submission file is compiled against that copy only;
+#   - each submitted file is compiled alone, unprivileged and within limits, and may include
+#     only that copy and the system headers (tests/grade/confined.sh); a file that fails any of
+#     it is graded as the kit's stub, with the reason in the report.
+# With solutions/ present, VARIANT=labs is judged against the reference runners of
+# VARIANT=solutions (--reference); a handout without solutions/ grades a practice run.
 # GRADE_FLAGS passes more options (build/$(VARIANT)/grade --help), e.g. -v or --timeout 30.
 # Gradescope: docs/instructor-guide.md ("Gradescope").
 
-.PHONY: grade-build grade-runners grade-reference grade-submission grade handout
+.PHONY: grade-build grade-runners grade-reference grade-submission grade handout grade-setup grade-prep
 
 # Detected only when a recipe needs them, once per make (each costs a compile and link; make
 # grade must stay quick when nothing is to be rebuilt).
@@ -27,19 +36,30 @@ HAVE_SECCOMP = $(eval HAVE_SECCOMP := $(shell printf '\043include <seccomp.h>\ni
 GRADER_CFLAGS = $(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP)
 GRADER_LIBS = $(if $(HAVE_SECCOMP),-lseccomp)
 
-# The kit's exercise headers, copied: $(B)/grade-include/labNN/labNN.h. Two levels below the
-# root, so that their own "../../common/x.h" (and the submission's) resolve to common/.
+# The kit's pristine headers and stubs: $(GINC)/kit/labs/labNN/*.h, $(GINC)/common/**/*.h,
+# $(GINC)/stubs/labNN/*.c (tests/grade/kit_include.sh, run by grade-prep before anything is
+# compiled: its files are rewritten only when their content changes).
 GINC := $(B)/grade-include
-KIT_HEADERS := $(sort $(wildcard labs/lab*/*.h))
-GINC_HEADERS := $(KIT_HEADERS:labs/%=$(GINC)/%)
-$(GINC)/%.h: labs/%.h
-	@mkdir -p $(@D) && cp $< $@.tmp && chmod a-w $@.tmp && mv -f $@.tmp $@
+GINC_I := $(GINC)/kit/labs
+GINC_STAMP := $(GINC)/.source
+GRADE_SUB ?= $(VARIANT)
+GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(B)/solutions/as-submission,$(VOBJ))
+# Before anything of this make is compiled: the pristine headers made current, and the
+# submission staged (only the manifest's files, read as bytes: tests/grade/stage.sh). The
+# files it writes are rewritten only when their content changes, so make sees real changes.
+grade-prep:
+	@bash tests/grade/kit_include.sh '$(B)' && bash tests/grade/stage.sh '$(B)' '$(GRADE_SUB)' '$(GRADE_OUT)'
+$(GINC_STAMP) $(GINC)/%.h $(GINC)/stubs/%.c $(GRADE_OUT)/stage/%.c: grade-prep ;
 
 # Kit code in a runner (tests, chapters/, runner.c), compiled against $(GINC) only.
 GKIT := $(B)/grade-kit
-$(GKIT)/%.o: %.c $(FLAGS_STAMP) $(GINC_HEADERS)
+$(GKIT)/%.o: %.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC_I) -c $< -o $@
+# The kit's stubs: what a missing or refused submission file is graded as.
+$(GKIT)/stubs/%.o: $(GINC)/stubs/%.c $(FLAGS_STAMP) $(GINC_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fmacro-prefix-map=$(GINC)/stubs/= -I$(GINC_I) -c $< -o $@
 GKIT_LIBCHAP := $(GKIT)/libchap.a
 $(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
 	@rm -f $@ && ar rcs $@ $^
@@ -48,9 +68,9 @@ $(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
 # with a submission), and for the student role without it (the process that holds student
 # code holds no expected value and no code that computes one).
 GKIT_REF := $(GKIT)/reference
-$(GKIT_REF)/%.o: %.c $(FLAGS_STAMP) $(GINC_HEADERS)
+$(GKIT_REF)/%.o: %.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -DGRADE_REFERENCE -I$(GINC) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -DGRADE_REFERENCE -I$(GINC_I) -c $< -o $@
 GRUNNER_OBJ = $(GKIT_ROLE)/tests/grade/runner.o
 GVIS_OBJ = $(patsubst %.c,$(GKIT_ROLE)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
 # GRADE_HIDDEN_OBJ: hidden tests already compiled (an autograder whose hidden sources are gone),
@@ -68,46 +88,50 @@ RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -
 # A runner holds no kit function that solves an exercise (tests/grade/kit_answers.txt: the
 # link fails if one is there) and no symbol table or debug information to look code up in.
 # runner_link OUTPUT, OBJECTS...
+# Linked by tests/grade/confined.sh: as nobody when make runs as root, within limits; the
+# runner ends up executable but not readable by nobody (0711).
 define runner_link
-	$(CC) $(CFLAGS) -o $@.tmp $(2) $(RUNNER_TRAPS) $(RUNNER_LIBS)
+	@bash tests/grade/confined.sh link $@.tmp -- $(CC) $(CFLAGS) $(2) $(RUNNER_TRAPS) $(RUNNER_LIBS)
 	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { printf "%s ", $$NF }' tests/grade/kit_answers.txt -); \
 	  if [ -n "$$bad" ]; then echo "grade: $@ would hold the kit's own answer to an exercise: $${bad% } (tests/grade/kit_answers.txt)" >&2; rm -f $@.tmp; exit 1; fi
 	strip --strip-all $@.tmp && mv -f $@.tmp $@
 endef
 
-# The submission's exercises: its own directory is the only one of its it may include from.
-# The reference runners are $(B)/solutions/grade-run*; the solutions graded as a submission
-# (VARIANT=solutions) get student-role runners of their own in $(B)/solutions/as-submission.
-GRADE_SUB ?= $(VARIANT)
-GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(B)/solutions/as-submission,$(VOBJ))
+# The submission: the manifest's files, staged by grade-prep. The reference runners are
+# $(B)/solutions/grade-run*; the solutions graded as a submission (VARIANT=solutions) go through
+# the same staging and confined compile, into student-role runners in
+# $(B)/solutions/as-submission.
 HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
 # reference: the runners compute expected values (the solutions' in $(B)/solutions, or a
 # handout's practice runners, judged against themselves); student: a submission judged against
 # a reference (solutions/ here, or GRADE_REF given, as on an autograder that deleted solutions/).
 GRADE_ROLE ?= $(if $(filter $(B)/solutions,$(GRADE_OUT)),reference,$(if $(or $(HAVE_REFERENCE),$(filter command line environment,$(origin GRADE_REF))),student,reference))
 GKIT_ROLE = $(if $(filter reference,$(GRADE_ROLE)),$(GKIT_REF),$(GKIT))
-GSUB_SRC := $(sort $(wildcard $(GRADE_SUB)/lab*/*.c))
-# Each object is then rewritten to export nothing but exercise names (objcopy
-# --keep-global-symbols): a `write` or `memcpy` of the student's becomes local to its file and
-# cannot replace the C library's or the kit's for the test code in the runner.
-GSUB_RAW := $(patsubst $(GRADE_SUB)/%.c,$(GRADE_OUT)/sub/%.raw.o,$(GSUB_SRC))
-GSUB_OBJ := $(GSUB_RAW:.raw.o=.o)
-$(GRADE_OUT)/sub/%.raw.o: $(GRADE_SUB)/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
-$(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
-	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
+GRADE_FILES := $(filter lab%.c,$(file <tests/grade/manifest.txt))
+GSUB_OBJ := $(GRADE_FILES:%.c=$(GRADE_OUT)/sub/%.o)
+# Each file alone, confined, checked (tests/grade/confined.sh); exporting nothing but exercise
+# names (objcopy --keep-global-symbols: a `write` or `memcpy` of the student's becomes local to
+# its file). A file that fails leaves the stub's object and a note (results.json shows it).
+$(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(FLAGS_STAMP) $(GINC_STAMP) \
+  tests/grade/confined.sh tests/grade/include_check.awk tests/grade/check_submission.sh \
+  tests/grade/exercise_symbols.txt
+	@bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
 
-# A friendly first message (not what the trust rests on): symbols and sections that no
-# exercise needs, #include_next, headers named like the system's.
-$(GRADE_OUT)/submission.ok: $(GSUB_RAW) $(GSUB_SRC) tests/grade/check_submission.sh tests/grade/exercise_symbols.txt
-	@bash tests/grade/check_submission.sh --sources $(GRADE_SUB) $(GSUB_RAW) && touch $@
-
-$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt $(RUNNER_TRAPS)
+# The runners follow the test sources: a list file per runner, rewritten when its set of test
+# objects changes, relinks it; a runner with no hidden tests left is removed (grade-runners).
+list_file = $(if $(subst x$(file <$(1)),,x$(2)),$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
+ifneq ($(filter grade-runners grade-build grade-submission,$(MAKECMDGOALS)),)
+$(call list_file,$(GRADE_OUT)/tests-visible.list,$(GVIS_OBJ))
+$(call list_file,$(GRADE_OUT)/tests-hidden.list,$(GHID_OBJ))
+endif
+$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-visible.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ))
-$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) $(GRADE_OUT)/submission.ok tests/grade/kit_answers.txt $(RUNNER_TRAPS)
+$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-hidden.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ))
 GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
+# Never deleted as make intermediates (a later, unprivileged or partial make would miss them).
+.SECONDARY: $(GRADE_FILES:%.c=$(GKIT)/stubs/%.o) $(GSUB_OBJ)
 
 # The grader: kit code only.
 GRADER := $(VOBJ)/grade
@@ -127,8 +151,12 @@ ifneq ($(and $(GRADE_REF),$(filter reference,$(GRADE_ROLE))),)
 $(error GRADE_REF=$(GRADE_REF) with GRADE_ROLE=reference: a submission judged against a reference is built in the student role, with no expected values in its runner)
 endif
 grade-runners: $(GRADER) $(GRADE_RUNNERS)
-# Only the submission's objects: an autograder compiles them as an unprivileged user.
-grade-submission: $(GRADE_OUT)/submission.ok
+	$(if $(GHID_OBJ),,@rm -f $(GRADE_OUT)/grade-run-hidden)
+# Only the submission's objects (compiled as nobody when root: tests/grade/confined.sh).
+grade-submission: $(GSUB_OBJ)
+# A checksummed copy of the kit's headers and stubs from this tree, graded against from then on.
+grade-setup:
+	@bash tests/grade/kit_include.sh '$(B)' setup
 # Built in this make (no recursive make: `make grade` stays quick when nothing is to be
 # rebuilt): the tests and runner.c of the reference role, linked with solutions/.
 REF_OUT := $(B)/solutions
@@ -136,9 +164,9 @@ ifeq ($(GRADE_REF),$(REF_OUT))
 REF_SUB_OBJ := $(patsubst solutions/%.c,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.c)))
 REF_VIS_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
 REF_HID_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c)))
-$(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_HEADERS)
+$(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC_I) -c $< -o $@
 $(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
 	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
 $(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS)
@@ -172,11 +200,13 @@ $(SELFTEST_DIR)/%/grade-run: $(SELFTEST_DIR)/%/sub.o $(LIBCOMMON)
 $(SELFTEST_DIR)/%/grade-run-hidden: $(SELFTEST_DIR)/%/sub.o $(LIBCOMMON)
 	$(CC) $(CFLAGS) -o $@ $< $(addprefix $(call selftest_role,$*)/tests/,grader/hidden/fake_hidden.o grade/runner.o) $(RUNNER_STATIC) $(LIBCOMMON) $(LDLIBS)
 
+.SECONDARY: $(GKIT)/tests/grader/submission_good.o $(GKIT)/tests/grader/submission_hostile.o \
+  $(SELFTEST_DIR)/good/sub.o $(SELFTEST_DIR)/hostile/sub.o
 grade-build: grade-runners grade-reference $(SELFTEST)
 
 # A submission that does not build (or is refused) still leaves a results.json (score 0, the
 # build errors).
-GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF))
+GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF)) --notes $(GRADE_OUT)/notes
 grade:
 	@mkdir -p $(B) && $(MAKE) --no-print-directory grade-runners grade-reference >$(B)/grade-build.log 2>&1 || \
 	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \

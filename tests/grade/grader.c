@@ -31,7 +31,7 @@
  * data), broken (the reference run itself fails the test: the test's fault, not the student's).
  *
  *   grade [--runner DIR] [--reference DIR] [--lab NN] [--only TEXT] [--timeout S] [--mem MIB]
- *         [--json FILE] [--list] [-v]
+ *         [--json FILE] [--notes DIR] [--list] [-v]
  *
  * Exit status: 0 at full marks, 1 otherwise, 2 when there is nothing to grade or bad usage.
  */
@@ -52,6 +52,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -215,6 +216,7 @@ typedef struct {
   double timeout_s;   /* default wall-time limit per test */
   long mem_mib;       /* address space a test may add to the runner's own; 0: no limit */
   const char *json;   /* results file; NULL: none */
+  const char *notes;  /* directory of build notes (*.txt) shown at the top; NULL: none */
   bool list, verbose;
 } Options;
 
@@ -222,7 +224,7 @@ static _Noreturn void usage(int status) {
   FILE *f = status ? stderr : stdout;
   fprintf(f,
           "usage: grade [--runner DIR] [--reference DIR] [--lab NN] [--only TEXT] [--timeout S]\n"
-          "             [--mem MIB] [--json FILE] [--list] [-v]\n"
+          "             [--mem MIB] [--json FILE] [--notes DIR] [--list] [-v]\n"
           "  --runner DIR     the submission's test runners " RUNNER " and " RUNNER_HIDDEN "\n"
           "                   (default: the grader's own directory)\n"
           "  --reference DIR  the reference solution's runners: the expected values come\n"
@@ -233,6 +235,7 @@ static _Noreturn void usage(int status) {
           "overrides)\n"
           "  --mem MIB     memory a test may use, MiB (default %ld; 0 = no limit)\n"
           "  --json FILE   Gradescope results file (default results.json; '' = none)\n"
+          "  --notes DIR   build notes (DIR/*.txt) shown at the top of the report\n"
           "  --list        list the tests and their points, run nothing\n"
           "  -v            show each failing test's full captured output\n"
           "Exit status: 0 at full marks, 1 otherwise, 2 on usage errors.\n",
@@ -278,6 +281,10 @@ static Options parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--json")) {
       if (!v) usage(2);
       o.json = *v ? v : NULL;
+      i++;
+    } else if (!strcmp(a, "--notes")) {
+      if (!v || !*v) usage(2);
+      o.notes = v;
       i++;
     } else if (!strcmp(a, "--list")) {
       o.list = true;
@@ -1032,52 +1039,103 @@ static char *test_report(const Graded *t) {
   return str_take(&b);
 }
 
-/* Gradescope's results format, one test object per line. Written to a temporary file in the
- * same directory and renamed over FILE, so a reader never sees half of it. */
-static bool write_results(const char *path, Graded **sel, int n, int score, int max_score,
-                          const char *summary, double seconds) {
-  size_t len = strlen(path);
-  char *tmp = xmalloc(len + 8);
-  memcpy(tmp, path, len);
-  memcpy(tmp + len, ".XXXXXX", 8);
-  int fd = mkstemp(tmp);
-  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-  if (!f) {
-    fprintf(stderr, "grade: cannot write %s: %s\n", path, strerror(errno));
-    if (fd >= 0) close(fd);
-    free(tmp);
-    return false;
-  }
-  fprintf(f, "{\n  \"score\": %d,\n  \"execution_time\": %.2f,\n  \"output\": ", score, seconds);
-  json_write_string(f, summary);
-  fprintf(f, ",\n  \"visibility\": \"visible\",\n  \"extra_data\": {\"max_score\": %d, "
-             "\"variant\": ", max_score);
-  json_write_string(f, GRADE_VARIANT);
-  fprintf(f, ", \"reference\": %s", g_have_ref ? "true" : "false");
-  fprintf(f, "},\n  \"tests\": [\n");
+/* Gradescope's results format (common/json.c's writer), one test object per line. The
+ * student sees the top-level output and score before the due date, so neither counts a hidden
+ * test: with hidden tests selected the top-level score is left out (Gradescope then adds up the
+ * tests, each shown by its own visibility) and max_score counts the visible tests only. The
+ * file appears at once (json_close renames it over path). */
+static bool write_results(const char *path, Graded **sel, int n, int vis_score, int vis_max,
+                          bool any_hidden, const char *summary, double seconds) {
+  JsonW *w = json_open(path);
+  if (!w) return false;
+  json_obj_begin(w);
+  if (!any_hidden) json_kv_int(w, "score", vis_score);
+  json_kv_num(w, "execution_time", round(seconds * 100) / 100);
+  json_kv_str(w, "output", summary);
+  json_kv_str(w, "visibility", "visible");
+  json_key(w, "extra_data");
+  w->indent = 0;
+  json_obj_begin(w);
+  json_kv_int(w, "max_score", vis_max);
+  json_kv_str(w, "variant", GRADE_VARIANT);
+  json_key(w, "reference");
+  json_bool(w, g_have_ref);
+  json_obj_end(w);
+  w->indent = 1;
+  json_key(w, "tests");
+  json_arr_begin(w);
   for (int i = 0; i < n; i++) {
     const Graded *t = sel[i];
     char *report = test_report(t);
-    fprintf(f, "    {\"name\": ");
-    json_write_string(f, t->name);
-    fprintf(f, ", \"score\": %d, \"max_score\": %d, \"status\": \"%s\", \"visibility\": \"%s\", "
-               "\"extra_data\": {\"outcome\": \"%s\", \"seconds\": %.2f}, \"output\": ",
-            t->score, t->points, t->outcome == OUT_PASSED ? "passed" : "failed",
-            t->hidden ? "after_due_date" : "visible", OUTCOME_ID[t->outcome], t->seconds);
-    json_write_string(f, report);
-    fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    json_obj_begin(w); /* on a line of its own; its members on that line */
+    w->indent = 0;
+    json_kv_str(w, "name", t->name);
+    json_kv_int(w, "score", t->score);
+    json_kv_int(w, "max_score", t->points);
+    json_kv_str(w, "status", t->outcome == OUT_PASSED ? "passed" : "failed");
+    json_kv_str(w, "visibility", t->hidden ? "after_due_date" : "visible");
+    json_key(w, "extra_data");
+    json_obj_begin(w);
+    json_kv_str(w, "outcome", OUTCOME_ID[t->outcome]);
+    json_kv_num(w, "seconds", round(t->seconds * 100) / 100);
+    json_obj_end(w);
+    json_kv_str(w, "output", report);
+    json_obj_end(w);
+    w->indent = 1;
     free(report);
   }
-  fprintf(f, "  ]\n}\n");
-  bool ok = fflush(f) == 0 && !ferror(f);
-  ok = fclose(f) == 0 && ok;
-  if (ok) ok = chmod(tmp, 0644) == 0 && rename(tmp, path) == 0;
-  if (!ok) {
+  json_arr_end(w);
+  json_obj_end(w);
+  fputc('\n', w->f);
+  if (json_close(w) != 0) {
     fprintf(stderr, "grade: cannot write %s: %s\n", path, strerror(errno));
-    unlink(tmp);
+    return false;
   }
-  free(tmp);
-  return ok;
+  return true;
+}
+
+/* The build notes (DIR/*.txt, in name order: the staging's first, then one per refused or
+ * failed file), as one text; "" when there are none. Written by the kit's build scripts; the
+ * text in them (file names, compiler messages) is the student's, so it is shown cleaned. */
+static int cmp_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *read_notes(const char *dir) {
+  Str b = {0};
+  DIR *d = dir ? opendir(dir) : NULL;
+  if (!d) return str_take(&b);
+  char **names = NULL;
+  int nn = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 5 || strcmp(e->d_name + len - 4, ".txt")) continue;
+    names = xrealloc(names, (size_t)(nn + 1) * sizeof *names);
+    names[nn++] = xstrdup(e->d_name);
+  }
+  closedir(d);
+  qsort(names, (size_t)nn, sizeof *names, cmp_names);
+  for (int i = 0; i < nn; i++) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      char buf[8192];
+      ssize_t got;
+      size_t total = 0;
+      while (total < (64u << 10) && (got = read(fd, buf, sizeof buf)) > 0) {
+        str_add(&b, buf, (size_t)got);
+        total += (size_t)got;
+      }
+      close(fd);
+      if (b.len && b.s[b.len - 1] != '\n') str_add(&b, "\n", 1);
+    }
+    free(names[i]);
+  }
+  free(names);
+  for (size_t i = 0; i < b.len; i++) /* one text: NULs would cut it */
+    if (b.s[i] == '\0') b.s[i] = '?';
+  return str_take(&b);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1206,12 +1264,19 @@ int main(int argc, char **argv) {
          : g_have_ref ? "the reference run of each test"
                       : "each run's own (no --reference: a practice run)");
 
+  char *notes = read_notes(o.notes);
+  if (*notes) {
+    putchar('\n');
+    print_lines(notes, 200, false, "");
+  }
+
   double t0 = now_seconds();
   typedef struct {
-    int lab, score, max;
+    int lab, score, max, vis_score, vis_max; /* vis_: the visible tests only */
   } Subtotal;
   Subtotal *sub = xcalloc((size_t)nlabs, sizeof *sub);
-  int score = 0, k = -1;
+  int score = 0, vis_score = 0, vis_max = 0, k = -1;
+  bool any_hidden = false;
   for (int i = 0; i < n; i++) {
     Graded *t = sel[i];
     if (i == 0 || t->lab != sel[i - 1]->lab) {
@@ -1229,25 +1294,41 @@ int main(int argc, char **argv) {
     score += t->score;
     sub[k].score += t->score;
     sub[k].max += t->points;
+    if (t->hidden) {
+      any_hidden = true;
+    } else {
+      vis_score += t->score;
+      vis_max += t->points;
+      sub[k].vis_score += t->score;
+      sub[k].vis_max += t->points;
+    }
     if (i + 1 == n || sel[i + 1]->lab != t->lab)
       printf("  lab%02d: %d/%d\n", t->lab, sub[k].score, sub[k].max);
   }
 
-  Str summary = {0}; /* results.json's top-level output */
+  /* results.json's top-level output: what the student sees before the due date, so the
+   * visible tests only (hidden ones count nowhere in it, not even as a lab's subtotal) */
+  Str summary = {0};
   if (*GRADE_VARIANT) str_printf(&summary, "VARIANT=%s\n", GRADE_VARIANT);
   if (!g_have_ref)
     str_printf(&summary, "practice run: no reference solution, each test judged against its "
                          "own expected values\n");
+  if (*notes) str_add(&summary, notes, strlen(notes)); /* str_printf would cut it at 1 KiB */
   if (nlabs > 1) printf("\nSubtotals\n");
   for (k = 0; k < nlabs; k++) {
-    str_printf(&summary, "lab%02d: %d/%d\n", sub[k].lab, sub[k].score, sub[k].max);
+    if (sub[k].vis_max) str_printf(&summary, "lab%02d: %d/%d\n", sub[k].lab, sub[k].vis_score,
+                                   sub[k].vis_max);
     if (nlabs > 1) printf("  lab%02d %4d/%d\n", sub[k].lab, sub[k].score, sub[k].max);
   }
-  str_printf(&summary, "Score: %d/%d", score, max_score);
+  str_printf(&summary, "Score: %d/%d", vis_score, vis_max);
   char *summary_text = str_take(&summary);
   putchar('\n');
+  if (any_hidden)
+    printf("The student sees the visible tests only until the due date: %d/%d\n", vis_score,
+           vis_max);
   /* every runner is gone (each was reaped before the next began) */
-  if (o.json && write_results(o.json, sel, n, score, max_score, summary_text, now_seconds() - t0))
+  if (o.json && write_results(o.json, sel, n, vis_score, vis_max, any_hidden, summary_text,
+                              now_seconds() - t0))
     printf("results: %s\n", o.json);
   printf("Score: %d/%d\n", score, max_score);
   finish(score == max_score ? 0 : 1);

@@ -11,12 +11,17 @@ top=attention-lab
 excluded='^(solutions|tests/hidden|build|out|data|\.git)(/|$)|^results\.json$|^lab[0-9][0-9]$|\.(o|d|tmp)$'
 
 list=$(mktemp)
-trap 'rm -f "$list" "$out.tmp"' EXIT
+kit=$(mktemp -d)
+trap 'rm -f "$list" "$out.tmp"; chmod -R u+w "$kit"; rm -rf "$kit"' EXIT
+mkdir -p "$kit/tests/grade/kit"
+(cd labs && cp --parents lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c "$kit/tests/grade/kit/")
+(cd "$kit/tests/grade/kit" && LC_ALL=C sha256sum lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c >SHA256SUMS)
+find "$kit/tests/grade/kit" -type f -exec chmod a-w {} +
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git ls-files -z --cached --others --exclude-standard   # tracked + new, not ignored
 else
   find . -type f -print0 | sed -z 's|^\./||'
-fi | grep -zvE "$excluded" | while IFS= read -r -d '' f; do
+fi | grep -zvE "$excluded" | grep -zv '^tests/grade/kit/' | while IFS= read -r -d '' f; do
   [ -f "$f" ] && printf '%s\0' "$f"   # skip tracked files deleted in the working tree
 done | grep -zvx 'README\.md' | sort -z >"$list"
 
@@ -24,7 +29,7 @@ mkdir -p "$(dirname "$out")"
 # The student's README (docs/handout-README.md) stands in for the repository's.
 tar -czf "$out.tmp" --owner=0 --group=0 --numeric-owner \
   --transform "s,^docs/handout-README\.md\$,README.md," --transform "s,^,$top/,S" \
-  --null -T "$list"
+  --null -T "$list" -C "$kit" tests/grade/kit
 # Belt and braces: the archive itself must not hold anything excluded.
 if tar -tzf "$out.tmp" | sed "s,^$top/,," | grep -qE "$excluded"; then
   echo "handout: refusing to write $out: it would contain:" >&2

@@ -10,7 +10,10 @@
 #      results.json that is the grader's own.
 #   3. make handout: no solutions/ or tests/hidden/ inside; unpacked, it builds and grades
 #      (zero points, no crash).
+#   4. the Gradescope recipe of docs/instructor-guide.md, end to end (as root when root).
+# GRADING_SECTIONS=24 (say) runs only those sections (2 also runs the attacks); default: all.
 set -u
+sections=${GRADING_SECTIONS:-1234}
 cd "$(dirname "$0")/../.."
 root=$PWD
 passed=0
@@ -40,15 +43,22 @@ have_graded=$(ls tests/grade/lab[0-9]*/*.c 2>/dev/null | head -1)
 py=$(command -v /usr/bin/python3 || command -v python3 || true)
 
 # A test's line in results.json (the grader writes one test object per line).
-test_line() { grep -F "\"name\": \"$2\"," "$1"; }
+test_line() { grep -F "\"name\":\"$2\"," "$1"; }
 json_valid() { [ -z "$py" ] || "$py" -c 'import json,sys; json.load(open(sys.argv[1]))' "$1"; }
-# The tests' scores and maxima add up to the totals in results.json and the Score line.
+# The tests' scores and maxima add up to the Score line (every test: the instructor's view),
+# and the visible tests' to results.json's top-level score and output (the student's view
+# before the due date: no hidden point in it; no top-level score at all with hidden tests).
 totals_agree() { # results.json, terminal log
-  local s m t
-  s=$(grep -o '"score": [0-9]*, "max_score"' "$1" | awk '{t += $2} END {print t + 0}')
-  m=$(grep -o '"max_score": [0-9]*, "status"' "$1" | awk '{t += $2} END {print t + 0}')
+  local s m vs vm t o
+  s=$(grep -o '"score":[0-9]*,"max_score":[0-9]*' "$1" | tr ':,' '  ' | awk '{t += $2} END {print t + 0}')
+  m=$(grep -o '"score":[0-9]*,"max_score":[0-9]*' "$1" | tr ':,' '  ' | awk '{t += $4} END {print t + 0}')
+  vs=$(grep '"visibility":"visible"' "$1" | grep -o '"score":[0-9]*,"max_score":[0-9]*' | tr ':,' '  ' | awk '{t += $2} END {print t + 0}')
+  vm=$(grep '"visibility":"visible"' "$1" | grep -o '"score":[0-9]*,"max_score":[0-9]*' | tr ':,' '  ' | awk '{t += $4} END {print t + 0}')
   t=$(grep -m1 -o '^  "score": [0-9]*' "$1" | awk '{print $2}')
-  [ "$s" = "$t" ] && [ "$(tail -n 1 "$2")" = "Score: $s/$m" ]
+  o=$(grep -m1 -o '^  "output": .*' "$1")
+  if grep -q '"visibility":"after_due_date"' "$1"; then [ -z "$t" ]; else [ "$t" = "$vs" ]; fi &&
+    [[ $o == *"Score: $vs/$vm\""* ]] && grep -q "\"max_score\":$vm," "$1" &&
+    [ "$(tail -n 1 "$2")" = "Score: $s/$m" ]
 }
 
 # ------------------------------------------------------------------ 1. hostile submissions
@@ -77,6 +87,7 @@ lab99_square_last passed 2
 lab99_hidden_square passed 1
 '
 # The fake lab needs only libcommon: it runs even while a real lab does not build.
+if [[ $sections == *1* ]]; then
 if ! mk build/grader/grade build/grader/good/grade-run build/grader/good/grade-run-hidden \
   build/grader/hostile/grade-run build/grader/hostile/grade-run-hidden >"$tmp/build.log" 2>&1; then
   fail "build the grader's test binaries (build/grader/)"
@@ -111,7 +122,7 @@ else
     [ "$(tail -n 1 "$d/term.log")" = "Score: $want/$max" ]
   check "hostile submission: results.json is valid JSON" json_valid "$d/results.json"
   check "hostile submission: results.json is the grader's, not the fake one" \
-    grep -q '"name": "lab99_square_last"' "$d/results.json"
+    grep -q '"name":"lab99_square_last"' "$d/results.json"
   check "hostile submission: test scores add up" totals_agree "$d/results.json" "$d/term.log"
   check "hostile submission: graded in under 30 s (took ${secs} s)" [ "$secs" -lt 30 ]
   check "hostile submission: scratch directories removed" \
@@ -120,12 +131,12 @@ else
   check "hostile submission: results.json stays small after a 20 MB flood ($size bytes)" \
     [ "$size" -lt 65536 ]
   check "hostile submission: every fake test has an expected outcome" \
-    [ "$(grep -c '"name": "lab99_' "$d/results.json")" -eq "$(grep -c . <<<"$expected_hostile")" ]
+    [ "$(grep -c '"name":"lab99_' "$d/results.json")" -eq "$(grep -c . <<<"$expected_hostile")" ]
   while read -r name outcome score; do
     [ -n "$name" ] || continue
     line=$(test_line "$d/results.json" "$name")
     check "hostile $name: $outcome, $score points" \
-      grep -q "\"score\": $score, .*\"outcome\": \"$outcome\"" <<<"$line"
+      grep -q "\"score\":$score,.*\"outcome\":\"$outcome\"" <<<"$line"
   done <<<"$expected_hostile"
   check "hostile: a crash names its signal" grep -q 'killed by SIGSEGV' "$d/term.log"
   check "hostile: a wrong answer shows expected and got" \
@@ -135,9 +146,9 @@ else
   check "hostile: flood output is cut in results.json" \
     grep -q 'bytes not shown' <<<"$(test_line "$d/results.json" lab99_flood)"
   check "hostile: hidden tests are shown only after the due date" \
-    grep -q '"visibility": "after_due_date"' <<<"$(test_line "$d/results.json" lab99_hidden_square)"
+    grep -q '"visibility":"after_due_date"' <<<"$(test_line "$d/results.json" lab99_hidden_square)"
   check "hostile: no other test is hidden" \
-    [ "$(grep -c '"visibility": "after_due_date"' "$d/results.json")" -eq 1 ]
+    [ "$(grep -c '"visibility":"after_due_date"' "$d/results.json")" -eq 1 ]
   check "hostile: a sandboxed call is named as such" \
     grep -q "stopped by the grader's sandbox" <<<"$(test_line "$d/results.json" lab99_grandchild)"
   check "grader: --lab 98 finds nothing to grade (exit 2)" \
@@ -177,8 +188,17 @@ else
   check "an interrupted grader removes the results.json it did not write" [ ! -e "$d/results.json" ]
   check "an interrupted grader removes its scratch" [ -z "$(ls -A "$d/tmp" 2>/dev/null)" ]
 fi
+fi
 
 # ------------------------------------------------------------------ 2. real labs: the invariant
+manifest_files() { grep -oE '^lab[0-9][0-9]/[^ ]+\.c' tests/grade/manifest.txt | LC_ALL=C sort; }
+if [ -n "$have_graded" ]; then
+  check "tests/grade/manifest.txt lists exactly the exercise files of labs/" \
+    diff <(manifest_files) <(cd labs && ls lab[0-9][0-9]/*.c | LC_ALL=C sort)
+  [ -z "$have_solutions" ] || check "tests/grade/manifest.txt lists exactly the files of solutions/" \
+    diff <(manifest_files) <(cd solutions && ls lab[0-9][0-9]/* | LC_ALL=C sort)
+fi
+if [[ $sections == *2* ]]; then
 if [ -z "$have_graded" ]; then
   echo "no graded tests under tests/grade/ yet: invariant not checked"
 else
@@ -206,17 +226,17 @@ else
       check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
         diff <(grep -v '^#' tests/grade/exercise_symbols.txt) \
         <(nm -g --defined-only -P build/solutions/sub/lab*/*.raw.o | awk 'NF > 1 {print $1}' | LC_ALL=C sort -u)
-      max=$(grep -o '"max_score": [0-9]*' "$r" | head -1 | awk '{print $2}')
+      max=$(grep -o '"max_score":[0-9]*' "$r" | head -1 | cut -d: -f2)
       if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
         ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
       else
         fail "VARIANT=solutions: not full marks (exit $rc); tests that lost points:"
-        grep '"status": "failed"' "$r" | grep -o '"name": "[^"]*"' | sed 's/^/    /'
+        grep '"status":"failed"' "$r" | grep -o '"name":"[^"]*"' | sed 's/^/    /'
         grep -A4 -E '^  (wrong answer|crash|timeout|out of memory|exited early|tampered|not implemented) ' \
           "$tmp/$v/term.log" | head -n 40
       fi
     else
-      scoring=$(grep '"status": "passed"' "$r" | grep -o '"name": "[^"]*"')
+      scoring=$(grep '"status":"passed"' "$r" | grep -o '"name":"[^"]*"')
       if [ $rc -eq 1 ] && [ -z "$scoring" ] && grep -qE '^Score: 0/[1-9]' "$tmp/$v/term.log"; then
         ok "VARIANT=labs: every graded test fails on the stubs ($(tail -n 1 "$tmp/$v/term.log"))"
       else
@@ -225,6 +245,7 @@ else
       fi
     fi
   done
+fi
 fi
 
 # ------------------------------------------------------------------ 2b. attacks on the real labs
@@ -238,7 +259,8 @@ fi
 expected_attacks='
 01_forge_records lab02_masked_softmax_1d wrong_answer
 02_header_redefine lab02_masked_softmax_1d not_implemented
-03_include_next - refused: uses #include_next
+03_include_next lab02_masked_softmax_1d not_implemented
+03_include_next - refused: grade: ignored: math.h
 04_ifunc lab02_masked_softmax_1d crash
 05_init_section lab02_masked_softmax_1d not_implemented
 06_kill_grader lab02_masked_softmax_1d forbidden
@@ -267,25 +289,49 @@ expected_attacks='
 34_backend_kernel lab03_gru_cell_forward crash
 35_nan_expected lab01_nadaraya_watson_unsupported wrong_answer
 35_nan_expected lab01_nadaraya_watson_weights wrong_answer
+19_hostile_names lab02_masked_softmax_1d not_implemented
+19_hostile_names - refused: grade: ignored: lab02/`touch attention-lab-attack19-ran`.c
+19_hostile_names - refused: grade: ignored: lab02/?[31mred.c
+20_header_solves lab02_masked_softmax_1d not_implemented
+20_header_solves - refused: grade: ignored: lab02/lab02.h differs from the kit
+21_include_answers lab02_masked_softmax_1d not_implemented
+21_include_answers - refused: lab02/masked_softmax.c:6: #include of
+21_include_answers - refused: lab02/additive_attention.c:2: #include of /etc/hostname
+21_include_answers - refused: lab02/dot_product_attention.c:2: #include of
+22_incbin lab02_masked_softmax_1d not_implemented
+22_incbin - refused: lab02/masked_softmax.c:8: inline assembly
+22_incbin - refused: lab02/additive_attention.c:4: a section or symver attribute
+23_self_include - refused: the file includes itself
+24_diagnostic_flood - refused: grade: lab02/masked_softmax.c: is over the
+25_symlink lab02_masked_softmax_1d not_implemented
+25_symlink - refused: grade: lab02/masked_softmax.c: it is a symbolic link
+25_symlink - refused: grade: lab05/positional_encoding.c: lab05/ is a symbolic link
+26_line_rename - refused: lab02/masked_softmax.c:5: #line names another file
+27_include_device - refused: grade: lab02/masked_softmax.c: is over the
 '
+if [[ $sections == *2* ]]; then
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
   [ -x build/solutions/grade-run ]; then
   ref=$tmp/reference
   mkdir -p "$ref" && chmod 700 "$ref" && cp build/solutions/grade-run* "$ref/"
-  all=$(grep -o '"max_score": [0-9]*' "$tmp/solutions/results.json" 2>/dev/null | head -1 | awk '{print $2}')
+  all=$(grep -o '"max_score":[0-9]*' "$tmp/solutions/results.json" 2>/dev/null | head -1 | cut -d: -f2)
   for a in tests/grader/attacks/*/; do
     a=${a%/}
     name=${a##*/}
     w=$tmp/attack/$name
-    mkdir -p "$w/tmp"
+    mkdir -p "$w/tmp" "$w/out"
     cp -a labs "$w/sub"
     cp -r "$a"/. "$w/sub/"
-    cp -a build/labs/sub "$w/out" # the stubs' objects: only the hostile files are compiled
+    rm -f "$w/sub/setup.sh"
+    [ ! -f "$a/setup.sh" ] || bash "$a/setup.sh" "$w/sub" "$root" # names git cannot keep well
+    # the stubs' staged files and objects: only the hostile files are compiled
+    cp -a build/labs/stage build/labs/sub build/labs/notes "$w/out/"
+    rm -f /tmp/attention-lab-attack19-ran attention-lab-attack19-ran
     # what make grade does, with one make run instead of three (grading.sh's time is precious):
     # build the runners; when that fails, build_failed.sh writes results.json
     if mk grade-runners VARIANT=labs GRADE_SUB="$w/sub" GRADE_OUT="$w/out" GRADE_REF="$ref" \
       >"$w/build.log" 2>&1; then
-      (cd "$w" && TMPDIR="$w/tmp" "$root/build/labs/grade" --runner "$w/out" --reference "$ref" \
+      (cd "$w" && TMPDIR="$w/tmp" "$root/build/labs/grade" --runner "$w/out" --reference "$ref" --notes "$w/out/notes" \
         --json "$w/results.json" >"$w/term.log" 2>&1)
       rc=$?
     else
@@ -299,17 +345,17 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] 
     check "attack $name: no success marker (HACKED, LEAK) anywhere" \
       eval '! grep -aqE "HACKED|LEAK" "$r" "$w/term.log"'
     check "attack $name: scratch removed" [ -z "$(ls -A "$w/tmp" 2>/dev/null)" ]
+    check "attack $name: no command from a file name ran" eval '[ ! -e /tmp/attention-lab-attack19-ran ] && [ ! -e attention-lab-attack19-ran ]'
     while read -r aname test outcome; do
       [ "$aname" = "$name" ] || continue
       if [ "$test" = - ]; then
         why=${outcome#refused: }
-        check "attack $name: refused before linking, results.json says '$why'" \
-          grep -aq "$why" "$r"
+        check "attack $name: results.json says '$why'" grep -aqF "$why" "$r"
       else
         check "attack $name: graded over all the points (Score: 0/$all)" \
           grep -qx "Score: 0/$all" "$w/term.log"
         check "attack $name: $test is $outcome" \
-          grep -q "\"score\": 0, .*\"outcome\": \"$outcome\"" <<<"$(test_line "$r" "$test")"
+          grep -q "\"score\":0,.*\"outcome\":\"$outcome\"" <<<"$(test_line "$r" "$test")"
       fi
     done <<<"$expected_attacks"
   done
@@ -317,6 +363,7 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] 
     [ "$(ls -d tests/grader/attacks/*/ | wc -l)" -eq "$(awk 'NF {print $1}' <<<"$expected_attacks" | sort -u | wc -l)" ]
 else
   skip "attacks on the real labs: they need solutions/ and both graders built"
+fi
 fi
 
 # ------------------------------------------------------------------ 3. make handout
@@ -328,6 +375,7 @@ lists_all_stubs() { # every file under labs/ is in the listing $1
 # make exits 2 when the grader exits 1: graded, not full marks (no crash, no usage error)
 graded_zero() { [ "$1" -eq 2 ] && grep -qE '^Score: 0/[1-9]' "$2" && grep -q '(VARIANT=labs)' "$2"; }
 
+if [[ $sections == *3* ]]; then
 if ! mk handout >"$tmp/handout.log" 2>&1; then
   fail "make handout"
   cat "$tmp/handout.log"
@@ -394,7 +442,115 @@ else
     check "a submission that does not compile: results.json with score 0 and the compiler error" \
       grep -q '"score": 0,.*ffn.c:[0-9]*:[0-9]*: error' <<<"$(tr -d '\n' <"$h/results.json")"
     cp "$tmp/ffn.c" "$s/lab06/"
+    # A submission laid over the tree (attack 20, route 2): its lab02.h solves exercise 2.1 in
+    # the tests' own objects if the build takes it. The handout grades against its read-only,
+    # checksummed tests/grade/kit/ instead.
+    cp "$s/lab02/lab02.h" "$tmp/lab02.h"
+    cp tests/grader/attacks/20_header_solves/lab02/lab02.h "$s/lab02/lab02.h"
+    (cd "$h" && rm -f results.json && mk OPT=-O0 grade LAB=02 >header.log 2>&1)
+    check "a lab02.h laid over the handout's labs/ (attack 20): lab 02 still scores 0" \
+      grep -q '^Score: 0/30$' "$h/header.log"
+    check "a lab02.h laid over the handout's labs/: results.json names it as ignored" \
+      grep -q 'lab02/lab02.h differs from the kit' "$h/results.json"
+    cp "$tmp/lab02.h" "$s/lab02/lab02.h"
+    # The pristine copy itself changed: make grade refuses it.
+    k=$h/tests/grade/kit/lab02/lab02.h
+    chmod u+w "$k" && echo '#define masked_softmax(X, v) 0' >>"$k"
+    (cd "$h" && mk OPT=-O0 grade LAB=02 >tampered.log 2>&1)
+    check "a changed tests/grade/kit/ copy is refused (checksums)" \
+      grep -q 'do not match their checksums' "$h/tampered.log"
   fi
+fi
+fi
+
+# ------------------------------------------------------------------ 4. the Gradescope recipe
+# docs/instructor-guide.md's setup.sh and run_autograder, run end to end on a copy of this tree
+# (with a hidden test of its own), /tmp paths for /autograder, as root when this runs as root:
+# the submission (exercise 2.1 solved, a probe elsewhere) compiles as nobody or not at all,
+# results.json is valid, and no hidden point shows in what the student sees. Then the hidden
+# test is removed: its runner goes too.
+recipe() { # the guide's two scripts, with $ag for /autograder, built at -O0 (quicker)
+  sed -n '/^# setup.sh — /,/^```/p' docs/instructor-guide.md | grep -v '^```' >"$tmp/setup.sh"
+  sed -n '/^# run_autograder — /,/^```/p' docs/instructor-guide.md | grep -v '^```' >"$tmp/run_autograder"
+  sed -i "s|/autograder|$ag|g; s|^make deps$|: make deps|; s|^make |make OPT=-O0 -j2 |" \
+    "$tmp/setup.sh" "$tmp/run_autograder"
+}
+hidden_demo='#include "../../grade/grade.h"
+#include "lab02/lab02.h"
+GRADED_TEST(lab02_hidden_demo, 7, "2.1 masked_softmax, hidden: two equal scores") {
+  Tensor *Y = masked_softmax(tensor_from(SHAPE(1, 1, 2), (const float[]){0.25f, 0.25f}), NULL);
+  EXPECT_NOT_NULL(Y, "masked_softmax");
+  EXPECT_NEAR(Y->data[0], 0.5, 1e-6, "softmax of two equal scores"); /* float32 exp, 2 terms */
+}'
+if [[ $sections == *4* ]]; then
+if [ -z "$have_solutions" ] || [ -z "$have_graded" ]; then
+  skip "the Gradescope recipe: it needs solutions/ and the graded tests"
+elif ! grep -q '^# setup.sh — ' docs/instructor-guide.md; then
+  fail "the Gradescope recipe: docs/instructor-guide.md has no setup.sh block"
+else
+  ag=$tmp/ag
+  mkdir -p "$ag/source/tests/hidden/lab02" "$ag/results" "$ag/submission"
+  git ls-files -z --cached --others --exclude-standard | grep -zv '^tests/hidden/' |
+    while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done |
+    xargs -0 cp --parents -t "$ag/source"
+  printf '%s\n' "$hidden_demo" >"$ag/source/tests/hidden/lab02/test_demo_hidden.c"
+  cp -a labs "$ag/submission/labs"
+  cp solutions/lab02/masked_softmax.c "$ag/submission/labs/lab02/"
+  # __has_include opens the reference (mode 0700): as root the file stops at an #error saying
+  # so, as nobody at "Permission denied"
+  printf '#if __has_include("%s/ref/grade-run")\n#error "COMPILED-AS-ROOT"\n#endif\n' "$ag" |
+    cat - labs/lab02/additive_attention.c >"$ag/submission/labs/lab02/additive_attention.c"
+  recipe
+  if (cd "$ag/source" && bash -e "$tmp/setup.sh") >"$tmp/setup.log" 2>&1; then
+    ok "Gradescope setup.sh runs (as $(id -un))"
+  else
+    fail "Gradescope setup.sh runs"
+    tail -n 20 "$tmp/setup.log"
+  fi
+  check "Gradescope: make grade-build keeps the kit's headers (no intermediates deleted)" \
+    [ -f "$ag/source/build/grade-include/kit/labs/lab02/lab02.h" ]
+  (cd "$ag" && bash "$tmp/run_autograder") >"$tmp/run.log" 2>&1
+  rc=$?
+  r=$ag/results/results.json
+  check "Gradescope run_autograder: exit 0 with a results.json (got $rc)" \
+    eval '[ $rc -eq 0 ] && [ -s "$r" ]' || tail -n 20 "$tmp/run.log"
+  check "Gradescope: results.json is valid JSON" json_valid "$r"
+  check "Gradescope: exercise 2.1 scores its 10 visible points" \
+    grep -q '^  "output": ".*lab02: 10/30\\nlab03: 0/11.*Score: 10/95"' "$r"
+  check "Gradescope: the hidden test ran and passed, shown after the due date" \
+    grep -qF '"name":"lab02_hidden_demo","score":7,"max_score":7,"status":"passed","visibility":"after_due_date"' "$r"
+  check "Gradescope: no top-level score (Gradescope adds the tests, hidden ones by their visibility)" \
+    eval '! grep -q "^  \"score\"" "$r"'
+  check "Gradescope: no hidden point in the top-level output or max_score (no 17/, /37, /102)" \
+    eval '! grep -m1 "^  \"output\"" "$r" | grep -qE "17/|/37|/102|hidden" && grep -q "\"max_score\":95," "$r"'
+  if [ "$(id -u)" = 0 ]; then
+    check "Gradescope: the submission compiled as nobody (it could not see the reference)" \
+      eval '! grep -q COMPILED-AS-ROOT "$r" && grep -q "ref/grade-run: Permission denied" "$r"'
+  else
+    skip "Gradescope as root: this suite runs as $(id -un), so the compile runs as that user"
+  fi
+  # the hidden test removed (at setup: no hidden objects, a reference without it): the
+  # submission's hidden runner goes too
+  sed -i 's|GRADE_HIDDEN_OBJ="[^"]*"|GRADE_HIDDEN_OBJ=|' "$tmp/run_autograder"
+  rm -f "$ag/ref/grade-run-hidden"
+  (cd "$ag" && bash "$tmp/run_autograder") >"$tmp/run2.log" 2>&1
+  check "Gradescope without the hidden test: no stale hidden runner, no hidden test graded" \
+    eval '[ ! -e "$ag/work/grade-run-hidden" ] && ! grep -q lab02_hidden_demo "$r" && grep -q "^  \"score\": 10," "$r"'
+  # This issue's attacks (routes 1, 2, 3, 7, 9 and the new parts) under the recipe, as root:
+  # each scores 0 with a valid results.json, and no command from a file name runs.
+  for a in tests/grader/attacks/{19..27}_*/; do
+    a=${a%/}
+    name=${a##*/}
+    rm -rf "$ag/submission/labs" && cp -a labs "$ag/submission/labs" && cp -r "$a"/. "$ag/submission/labs/"
+    rm -f "$ag/submission/labs/setup.sh" attention-lab-attack19-ran "$ag/source/attention-lab-attack19-ran"
+    [ ! -f "$a/setup.sh" ] || bash "$a/setup.sh" "$ag/submission/labs" "$root"
+    (cd "$ag" && bash "$tmp/run_autograder") >"$tmp/run-$name.log" 2>&1
+    check "Gradescope, attack $name: results.json valid, score 0, nothing ran" \
+      eval 'json_valid "$r" && grep -q "^  \"score\": 0," "$r" &&
+        [ ! -e "$ag/source/attention-lab-attack19-ran" ] && [ ! -e attention-lab-attack19-ran ]' ||
+      tail -n 5 "$tmp/run-$name.log"
+  done
+fi
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# confined.sh — compile or link submission code unprivileged and within limits.
+#
+#   confined.sh compile B STAGED OBJ NOTE STUB -- CC CFLAGS...
+#       STAGED (OUT/stage/labNN/FILE.c) compiled alone into OBJ. The file is preprocessed first
+#       and the stream checked as it is written (include_check.awk): every file it opens must be
+#       one of the kit's headers (B/grade-include/) or a system header, else the compile stops
+#       there with the file and line. The object must pass check_submission.sh, and is rewritten
+#       to export only exercise names (objcopy --keep-global-symbols). Any failure — a compile
+#       error, a refused include, a limit — leaves STUB (the kit's stub) as OBJ and the reason in
+#       NOTE, so the file's exercises score 0 and the rest is graded; success removes NOTE.
+#   confined.sh link OUT -- CC ARGS...
+#       links a runner; the input files are copied in, so the linker reads nothing else of ours.
+#
+# Both run in a fresh directory, with an empty environment, stdin /dev/null, and limits:
+# CPU 60 s, address space 1 GiB, files 64 MiB, 1 MiB of log, 120 s of wall time. As root the
+# work runs as nobody (setpriv): no submission code is ever compiled or linked as root, however
+# make was started; root without setpriv refuses.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+CPU_S=60
+MEM_KIB=$((1 << 20))
+FSIZE_KIB=$((64 << 10))
+LOG_BYTES=$((1 << 20))
+WALL_S=120
+
+mode=$1
+shift
+t=$(mktemp -d "${TMPDIR:-/tmp}/attention-lab-cc.XXXXXX") || exit 2
+trap 'rm -rf "$t"' EXIT
+run_as=()
+if [ "$(id -u)" = 0 ]; then
+  if ! command -v setpriv >/dev/null; then
+    echo "grade: make grade runs as root and setpriv (util-linux) is missing: submission code" \
+      "is never compiled as root; install util-linux or run make grade as an ordinary user" >&2
+    exit 2
+  fi
+  run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs)
+fi
+cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" "$t/"
+mkdir -p "$t/w"
+
+# Run "$@" in $t/w as the unprivileged user, with the limits; its stdout+stderr go to $t/log
+# (at most LOG_BYTES). Returns its status (137: killed at the wall-time limit).
+confine() {
+  [ ${#run_as[@]} -eq 0 ] || chown -R 65534:65534 "$t"
+  local body='cd "$T/w" || exit 2
+ulimit -c 0 && ulimit -t '$CPU_S' && ulimit -v '$MEM_KIB' && ulimit -f '$FSIZE_KIB' || exit 2
+"$@"'
+  timeout -s KILL $WALL_S "${run_as[@]}" env -i PATH=/usr/local/bin:/usr/bin:/bin LC_ALL=C \
+    T="$t" bash -c "$body" confined "$@" </dev/null 2>&1 | head -c $LOG_BYTES >"$t/log"
+  local s=${PIPESTATUS[0]}
+  [ "$(stat -c %s "$t/log")" -lt $LOG_BYTES ] || echo "[log cut at 1 MiB]" >>"$t/log"
+  return "$s"
+}
+
+# Why a confined step failed, in one line, from its status and log.
+limit_reason() { # status
+  local s=$1
+  if [ "$s" = 137 ] && ! grep -qaE 'memory|Killed signal' "$t/log"; then
+    echo "over the wall-time limit ($WALL_S s)"
+  elif grep -qaE 'CPU time limit exceeded' "$t/log" || [ "$s" = 152 ]; then
+    echo "over the CPU time limit ($CPU_S s)"
+  elif grep -qaE 'memory exhausted|Cannot allocate memory|out of memory|Killed signal' "$t/log"; then
+    echo "over the memory limit (1 GiB)"
+  elif grep -qaE 'File size limit exceeded' "$t/log" || [ "$s" = 153 ]; then
+    echo "over the file size limit (64 MiB)"
+  elif [ "$(stat -c %s "$t/log")" -ge $LOG_BYTES ]; then
+    echo "printed more than 1 MiB of diagnostics"
+  fi
+}
+
+if [ "$mode" = link ]; then
+  out=$1
+  shift 2 # OUT --
+  args=()
+  n=0
+  for a in "$@"; do # inputs copied in (kit-chosen names only: objects and archives)
+    if [ -f "$a" ] && [ "$a" != "$1" ]; then
+      n=$((n + 1))
+      cp "$a" "$t/$n-${a##*/}"
+      args+=("$t/$n-${a##*/}")
+    else
+      args+=("$a")
+    fi
+  done
+  confine "${args[@]}" -o "$t/w/out"
+  s=$?
+  if [ $s -ne 0 ]; then
+    r=$(limit_reason $s)
+    echo "grade: linking $out failed${r:+ ($r)}:" >&2
+    head -n 40 "$t/log" >&2
+    exit 1
+  fi
+  # 0711: nobody (a runner under the sandbox) may execute a runner, never read one (a hidden
+  # runner holds the hidden tests)
+  cat "$t/w/out" >"$out.tmp" && chmod 711 "$out.tmp" && mv -f "$out.tmp" "$out"
+  exit
+fi
+
+# ------------------------------------------------------------------ compile
+B=$1 staged=$2 obj=$3 note=$4 stub=$5
+shift 6 # ... --
+rel=${staged%/*}
+rel=${rel##*/}/${staged##*/} # labNN/FILE.c
+cc=$1
+inc=$(cd "$B/grade-include" && pwd)
+# the system's include directories, as this compiler reports them
+sys=$("$cc" -E -Wp,-v -xc /dev/null 2>&1 >/dev/null | awk '/^ \//{printf ":%s", $1}')
+mkdir -p "$t/w/${rel%/*}"
+cat -- "$staged" >"$t/w/$rel"
+o=${rel%.c}.o
+
+# One step, confined: preprocess (checked as a stream), compile the checked text, check the
+# object's symbols and sections, make non-exercise globals local.
+step='in=$1; o=$2; shift 2
+{ "$@" -I "$INC" -E "$in" 2>&3 | awk -v MAIN="$in" -v CWD="$T/w" -v ALLOW="$ALLOW" \
+    -v WHY="$T/why" -f "$T/include_check.awk" >"$T/x.i"
+  echo "${PIPESTATUS[*]}" >"$T/pp.status"; } 3>&1
+[ -s "$T/why" ] && exit 3
+read -r pp awk_s <"$T/pp.status"
+[ "$pp" = 0 ] && [ "$awk_s" = 0 ] || exit 1
+"$@" -fmax-errors=20 -c -x cpp-output "$T/x.i" -o "$o" || exit 1
+bash "$T/check_submission.sh" "$o" || exit 5
+objcopy --keep-global-symbols="$T/exercise_symbols.txt" "$o" "$o.kept" || exit 1'
+export_env=(INC="$inc/kit/labs" ALLOW="$inc/kit:$inc/common$sys")
+confine env "${export_env[@]}" bash -c "$step" step "$rel" "$o" "$@"
+s=$?
+reason=
+case $s in
+0) ;;
+3) reason=$(head -n 1 "$t/why") ;;
+5) reason="is refused by the grader's checks:" ;;
+*)
+  reason=$(limit_reason $s)
+  [ -n "$reason" ] || reason="does not compile:"
+  [ "$reason" = "does not compile:" ] || reason="is $reason"
+  ;;
+esac
+mkdir -p "$(dirname "$obj")" "$(dirname "$note")"
+if [ $s -eq 0 ] && [ -s "$t/w/$o.kept" ]; then
+  cat "$t/w/$o.kept" >"$obj.tmp" && mv -f "$obj.tmp" "$obj"
+  cat "$t/w/$o" >"${obj%.o}.raw.o" # before objcopy: the suite checks exercise_symbols.txt on it
+  rm -f "$note"
+  exit 0
+fi
+{
+  case $reason in
+  *:) echo "grade: $rel ${reason%:} (graded as the kit's stub: its exercises score 0):"
+      # the checks' own lines, or the compiler's errors (with their context), or the log's head
+      { grep -a '^grade: ' "$t/log" || grep -a -A3 -E 'error|Error' "$t/log" ||
+        grep -av '^\[log cut' "$t/log"; } | head -n 15 | sed 's/^/  /' ;;
+  *) echo "grade: $rel: $reason (graded as the kit's stub: its exercises score 0)" ;;
+  esac
+} >"$note.tmp"
+mv -f "$note.tmp" "$note"
+cat "$stub" >"$obj.tmp" && mv -f "$obj.tmp" "$obj"
