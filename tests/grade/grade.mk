@@ -49,7 +49,13 @@ GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(B)/solutions/as-submission,
 # files it writes are rewritten only when their content changes, so make sees real changes.
 grade-prep:
 	@bash tests/grade/kit_include.sh '$(B)' && bash tests/grade/stage.sh '$(B)' '$(GRADE_SUB)' '$(GRADE_OUT)'
-$(GINC_STAMP) $(GINC)/%.h $(GINC)/stubs/%.c $(GRADE_OUT)/stage/%.c: grade-prep ;
+$(GINC_STAMP): grade-prep ;
+$(GINC)/%.h: grade-prep ;
+$(GINC)/stubs/%.c: grade-prep ;
+$(GRADE_OUT)/stage/%.c: grade-prep ;
+# Files, never make intermediates: make would delete them after the build (and a later make,
+# unprivileged or partial, would miss them).
+.PRECIOUS: $(GINC)/%.h $(GINC)/stubs/%.c $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GRADE_OUT)/sub/%.o
 
 # Kit code in a runner (tests, chapters/, runner.c), compiled against $(GINC) only.
 GKIT := $(B)/grade-kit
@@ -130,8 +136,6 @@ $(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $
 $(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-hidden.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ))
 GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
-# Never deleted as make intermediates (a later, unprivileged or partial make would miss them).
-.SECONDARY: $(GRADE_FILES:%.c=$(GKIT)/stubs/%.o) $(GSUB_OBJ)
 
 # The grader: kit code only.
 GRADER := $(VOBJ)/grade

@@ -75,7 +75,11 @@ want=$(
   cat "$src/SHA256SUMS"
   LC_ALL=C sha256sum common/*.h common/*/*.h 2>/dev/null
 )
-if [ "$want" != "$(cat "$out/.source" 2>/dev/null)" ]; then
+complete=yes # every file of the copy is there (shell tests only: this runs on every grade)
+while read -r _ f; do
+  case $f in *.h) [ -f "$out/kit/labs/$f" ] ;; *) [ -f "$out/stubs/$f" ] ;; esac || complete=
+done <"$src/SHA256SUMS"
+if [ -z "$complete" ] || [ "$want" != "$(cat "$out/.source" 2>/dev/null)" ]; then
   put() { # SRC DST: copy when the content differs (mtime kept otherwise), read-only
     if ! cmp -s "$1" "$2"; then
       mkdir -p "$(dirname "$2")"
