@@ -105,6 +105,12 @@ rel=${staged%/*}
 rel=${rel##*/}/${staged##*/} # labNN/FILE.c
 cc=$1
 inc=$(cd "$B/grade-include" && pwd)
+if [ ${#run_as[@]} -gt 0 ] && ! "${run_as[@]}" test -r "$inc/kit/labs" -a -x "$inc/kit/labs"; then
+  echo "grade: user nobody cannot read the kit's headers in $inc (submission code is compiled" \
+    "as nobody when make runs as root): make the directories above it world-searchable" \
+    "(chmod a+rX), as the Gradescope recipe does for /autograder/source" >&2
+  exit 2
+fi
 # the system's include directories, as this compiler reports them
 sys=$("$cc" -E -Wp,-v -xc /dev/null 2>&1 >/dev/null | awk '/^ \//{printf ":%s", $1}')
 mkdir -p "$t/w/${rel%/*}"

@@ -36,6 +36,8 @@ exit_status_is() { # status, command...
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp" # as root, make grade compiles as nobody: the handout's and the recipe's copies
+                 # of the kit (below) must be readable by nobody, as /autograder/source is
 # Own make flags: -j2, and no jobserver inherited from an outer make that did not pass one.
 mk() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s --no-print-directory -j2 "$@"; }
 have_solutions=$(ls -d solutions/lab[0-9]* 2>/dev/null | head -1)
