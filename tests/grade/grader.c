@@ -1094,8 +1094,8 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
   return true;
 }
 
-/* The build notes (the .txt files of DIR, in name order: the staging's first, then one per refused or
- * failed file), as one text; "" when there are none. Written by the kit's build scripts; the
+/* The build notes (the .txt files of DIR, in name order: the staging's first, then one per
+ * refused or failed file), as one text; "" when there are none. Written by the kit's build scripts; the
  * text in them (file names, compiler messages) is the student's, so it is shown cleaned. */
 static int cmp_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
