@@ -465,6 +465,21 @@ else
 fi
 fi
 
+# A git checkout with a student's lab02.h laid over labs/ (route 2): the pristine copy is the
+# committed one, and make grade says that labs/lab02/lab02.h differs. (The script alone, in a
+# small repository: nothing is compiled.)
+if [[ $sections == *3* ]] && command -v git >/dev/null; then
+  g=$tmp/gitco
+  mkdir -p "$g/tests/grade" && cp -r labs common "$g/" && cp tests/grade/kit_include.sh "$g/tests/grade/"
+  (cd "$g" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm kit &&
+    cp "$root/tests/grader/attacks/20_header_solves/lab02/lab02.h" labs/lab02/lab02.h &&
+    bash tests/grade/kit_include.sh build) >"$tmp/gitco.log" 2>&1
+  check "a checkout with a lab02.h laid over labs/: the grade's copy is the committed one" \
+    cmp -s "$g/build/grade-include/kit/labs/lab02/lab02.h" labs/lab02/lab02.h
+  check "a checkout with a lab02.h laid over labs/: make grade says it differs" \
+    grep -q 'labs/lab02/lab02.h differs from the committed tree' "$tmp/gitco.log"
+fi
+
 # ------------------------------------------------------------------ 4. the Gradescope recipe
 # docs/instructor-guide.md's setup.sh and run_autograder, run end to end on a copy of this tree
 # (with a hidden test of its own), /tmp paths for /autograder, as root when this runs as root:
