@@ -1,6 +1,6 @@
 /* optim.cu — the optimizers on the GPU (CPU twin: common/cpu/cpu_optim.c): an SGD step, an
  * Adam step (as torch.optim.Adam computes it) and the sum of squares behind d2l's gradient
- * clipping (common/params.c), each over one block of a model's parameters. Tested by
+ * clipping (common/optim.c), each over one block of a model's parameters. Tested by
  * tests/cuda/cases_optim.c (small models trained a few steps on each device, compared).
  *
  * Grids: sgd and adam are one thread per parameter in a grid-stride loop (EW_THREADS a block;
@@ -27,7 +27,7 @@ static void cuda_sgd(float *w, const float *g, float lr, long n) {
 
 /* m <- b1 m + (1-b1) g;  v <- b2 v + (1-b2) g^2;
  * w <- w - step * m / (sqrt(v) * inv_sqrt_bc2 + eps), with step = lr / (1 - b1^t) and
- * inv_sqrt_bc2 = 1 / sqrt(1 - b2^t) from the front (params.c); all (n) */
+ * inv_sqrt_bc2 = 1 / sqrt(1 - b2^t) from the front (optim.c); all (n) */
 static __global__ void adam_kernel(float *w, const float *g, float *m, float *v, long n,
                                    float b1, float b2, float step, float inv_sqrt_bc2,
                                    float eps) {

@@ -1,5 +1,5 @@
 /* cpu_optim.c — the CPU kernels of minibatch SGD, Adam (as torch.optim.Adam computes it) and
- * global gradient clipping (params.c), each over one block: a model's parameters, gradients and
+ * global gradient clipping (optim.c), each over one block: a model's parameters, gradients and
  * moments are one buffer each. */
 #include <math.h>
 
@@ -31,7 +31,7 @@ void cpu_adam(float *restrict w, const float *restrict g, float *restrict m, flo
 
 /* ---------- gradient clipping ---------- */
 
-/* sum of g^2 over the gradient block, for d2l's grad_clipping (params.c) */
+/* sum of g^2 over the gradient block, for d2l's grad_clipping (optim.c) */
 double cpu_sum_squares(const float *g, long n) {
   double sq = 0;
   {

@@ -126,8 +126,9 @@ $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(FLAGS_STAMP) $(
 
 # The runners follow the test sources: a list file per runner, rewritten when its set of test
 # objects changes, relinks it; a runner with no hidden tests left is removed (grade-runners).
+# Written by the goals that link runners (make test builds grade-build).
 list_file = $(if $(subst x$(file <$(1)),,x$(2)),$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
-ifneq ($(filter grade-runners grade-build grade-submission,$(MAKECMDGOALS)),)
+ifneq ($(filter grade-runners grade-build grade-submission test,$(MAKECMDGOALS)),)
 $(call list_file,$(GRADE_OUT)/tests-visible.list,$(GVIS_OBJ))
 $(call list_file,$(GRADE_OUT)/tests-hidden.list,$(GHID_OBJ))
 endif

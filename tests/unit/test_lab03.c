@@ -1,4 +1,4 @@
-/* Tests of lab 03 (chapters/03_bahdanau, common/seq2seq.c): the fused GRU/LSTM cells against a
+/* Tests of lab 03 (chapters/03_bahdanau, common/step.c): the fused GRU/LSTM cells against a
  * hand-written double-precision step and by finite differences, the fused additive scores,
  * gradient checks through the whole attention decoder (readable and fast paths), the fast path
  * against the readable one, the masked loss by hand, checkpoints (round trip; truncated,
