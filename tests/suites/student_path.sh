@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# student_path: labs 01, 02, 04, 05 and 06 run the student's exercises on their default path.
+# In a copy of the tree, the solutions' exercise files are copied over the stubs in labs/ and the
+# labs are built with VARIANT=labs: each short run must give the solutions build's summary.json
+# (every number the run computes; timings aside), so nothing of the solutions' stands in for the
+# student's code. Then a bug planted in the copied masked_softmax (lab02's exercise, which
+# lab04's and lab06's attention call) must change lab06's training loss.
+# (lab03: tests/suites/lab03.sh; lab07: tests/suites/lab07_student.sh.)
+# Run from the repository root: bash tests/suites/student_path.sh. Ends with "N passed, N failed, N skipped".
+set -u
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin student_path
+export AL_NO_GNUPLOT=1
+suite_build labs-all "the labs (solutions build)"
+
+have_fra=no
+{ [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } && have_fra=yes
+runs=("lab01 --epochs 5" "lab02" "lab04 --no-bench" "lab05")
+if [ $have_fra = yes ]; then
+  runs+=("lab06 --epochs 3 --heldout 5")
+else
+  skip "lab06: fra-eng.zip not found (make data): its student path is unchecked"
+fi
+
+# the copy: sources, and build/obj's common objects (timestamps kept, so they are reused)
+w="$tmp/tree"
+mkdir -p "$w/build"
+cp -a Makefile common cuda chapters labs solutions tests docs "$w/" 2>/dev/null
+[ -d build/obj ] && cp -a build/obj build/flags-*.stamp build/libcommon.a "$w/build/" 2>/dev/null
+for f in solutions/lab*/*; do cp "$f" "$w/labs/${f#solutions/}"; done
+mkl() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s -C "$w" VARIANT=labs NO_CUDA=1 "$@"; }
+if ! mkl lab01 lab02 lab04 lab05 lab06 >"$tmp/labs-build.log" 2>&1; then
+  bad "make VARIANT=labs with the solutions copied into labs/ failed:"
+  tail -20 "$tmp/labs-build.log"
+  suite_end
+  exit 1
+fi
+ok "make VARIANT=labs lab01 lab02 lab04 lab05 lab06 (the solutions' exercises in labs/)"
+
+# same NAME ARGS...: the solutions build and the student build (run from the repository root,
+# so both find the data), summaries compared to float rounding of the same code: 1e-7
+same() {
+  local lab=$1
+  shift
+  ./"$lab" "$@" --out "$tmp/sol-$lab" >"$tmp/sol-$lab.log" 2>&1 || { bad "$lab (solutions) failed:"; tail -5 "$tmp/sol-$lab.log"; return; }
+  "$w/$lab" "$@" --out "$tmp/stu-$lab" >"$tmp/stu-$lab.log" 2>&1 || { bad "$lab (VARIANT=labs) failed:"; tail -5 "$tmp/stu-$lab.log"; return; }
+  if python3 tests/tools/summary_diff.py "$tmp/sol-$lab/summary.json" "$tmp/stu-$lab/summary.json" 1e-7 >"$tmp/$lab.diff"; then
+    ok "$lab $*: VARIANT=labs with the solutions' code gives the solutions build's summary"
+  else
+    bad "$lab $*: VARIANT=labs differs from the solutions build:"; head -5 "$tmp/$lab.diff"
+  fi
+}
+for r in "${runs[@]}"; do
+  # shellcheck disable=SC2086
+  same $r
+done
+
+# the plant: masked_softmax fills masked scores with 0 instead of -inf (so padding keys get
+# weight), in the student's copy only: lab06's loss must move
+if [ $have_fra = yes ]; then
+  ms="$w/labs/lab02/masked_softmax.c"
+  sed -i 's|valid_lens, -INFINITY)|valid_lens, 0.0f) /* planted */|' "$ms"
+  if ! grep -q planted "$ms"; then
+    bad "could not plant the bug in $ms (the solution changed? update the sed)"
+  elif ! mkl lab06 >"$tmp/plant-build.log" 2>&1; then
+    bad "make VARIANT=labs lab06 with the planted masked_softmax failed:"; tail -5 "$tmp/plant-build.log"
+  else
+    "$w/lab06" --epochs 3 --heldout 5 --out "$tmp/plant" >"$tmp/plant.log" 2>&1
+    a=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["final_loss"])' "$tmp/stu-lab06/summary.json" 2>/dev/null)
+    b=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["final_loss"])' "$tmp/plant/summary.json" 2>/dev/null)
+    if [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]; then
+      ok "planted masked_softmax (mask value 0): lab06's final loss moves ($a -> $b)"
+    else
+      bad "planted masked_softmax: lab06's final loss '$b' is the unplanted '$a': the student's masked_softmax is not on lab06's path"
+    fi
+  fi
+fi
+suite_end
