@@ -979,8 +979,8 @@ static void tsan_acquire(void *) {}
 static char g_launch_start, g_launch_end;
 
 /* The switch itself. On x86-64 a few instructions that save the callee-saved registers and swap
- * stacks (glibc's swapcontext also saves the signal mask: a system call per switch, which dominated an
- * emulated lab's time); elsewhere ucontext. */
+ * stacks (glibc's swapcontext also saves the signal mask: a system call per switch, which
+ * dominated an emulated lab's time); elsewhere ucontext. */
 #if defined(__x86_64__)
 struct FiberContext {
   void *sp;
