@@ -9,17 +9,7 @@
 #include "../../common/rng.h"
 #include "../../common/util.h"
 #include "lab03/lab03.h"
-
-/* ids (batch, num_steps) -> (num_steps, batch): the time-major order the RNN runs in (d2l
- * permutes the embedded sequence; transposing the ids first gives the same tensor). */
-static Tensor *ids_time_major(Tensor *X) { return t_transpose(t_detach(X), 0, 1); }
-
-static void check_ids(const char *op, Tensor *X) {
-  char s[64];
-  if (!X || X->ndim != 2)
-    tensor_error(op, "X has shape %s, expected (batch, num_steps) token ids",
-                 X ? shape_str(X, s, sizeof s) : "NULL");
-}
+#include "seq2seq_ids.h"
 
 /* ================================================================ encoder */
 

@@ -20,16 +20,7 @@
 #include "../../common/exercise.h"
 #include "../../common/util.h"
 #include "seq2seq_attention_fast.h"
-
-/* ids (batch, num_steps) -> (num_steps, batch), as seq2seq_attention.c reads them. */
-static Tensor *ids_time_major(Tensor *X) { return t_transpose(t_detach(X), 0, 1); }
-
-static void check_ids(const char *op, Tensor *X) {
-  char s[64];
-  if (!X || X->ndim != 2)
-    tensor_error(op, "X has shape %s, expected (batch, num_steps) token ids",
-                 X ? shape_str(X, s, sizeof s) : "NULL");
-}
+#include "seq2seq_ids.h"
 
 /* An embedding followed by a linear layer, as both recurrent nets start (the encoder's layer 0
  * and the embedding rows of the decoder's): embedding(ids) @ W + b is row ids of table @ W + b.
