@@ -30,10 +30,7 @@ void twin_build(Rng *gen, void (*build)(void *arg), void *arg) {
 static void second_part_begin(Rng *rng, uint64_t seed, AgContext *ctx) {
   rng_init(rng, seed);
   rng_use(rng);
-  if (ctx) {
-    ag_context_use(ctx);
-    ag_set_release_grads(true); /* only the parameters' gradients are read */
-  }
+  if (ctx) ag_context_use(ctx);
 }
 
 static void second_part_end(AgContext *ctx) {
