@@ -118,7 +118,8 @@ typedef struct Backend {
   void (*reduce_all)(const float *a, long n, float scale, float *out1);
   void (*reduce_all_grad)(float *ga, const float *g1, float scale, long n, bool fresh);
 
-  /* softmax family and losses (cpu/cpu_softmax.c); len: one int per `per` rows */
+  /* softmax family and losses (cpu/cpu_softmax.c); sequence_mask's len: one int per `per`
+   * rows */
   void (*softmax)(const float *x, float *y, long rows, int keys);
   void (*softmax_grad)(const float *y, const float *g, float *dx, long rows, int keys, bool fresh);
   void (*log_softmax)(const float *x, float *y, long rows, int n);

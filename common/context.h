@@ -6,7 +6,7 @@
  *   util.c, rng.c      fatal errors, checked allocation, the generator
  *   error.c            tensor_error and its catch, shape_str
  *   context.c          the activation arenas and the autograd contexts that hold them
- *   cpu/, gemm         the CPU kernels (host scratch from the arena)
+ *   cpu/               the CPU kernels, gemm.c among them (host scratch from the arena)
  *   backend.c          the kernel table of each device (the CPU's is cpu/cpu_backend.c)
  *   tensor.c           tensors: devices, creation, host copies, printing
  *   autograd.c         the tape: recording, gradients, the backward walk
