@@ -90,6 +90,11 @@ fi
 # "PLANT: <check>" in its file.
 plants=$("$V/cuda_plants_emu" --list 2>"$tmp/plants.log")
 [ -n "$plants" ] || bad "[plants] $V/cuda_plants_emu --list listed nothing: $(head -3 "$tmp/plants.log")"
+# every plant file registers itself (a file that does not would never run, silently)
+for f in tests/cuda/plants/*.cu; do
+  n=$(basename "$f" .cu)
+  [ "$n" = counters ] || grep -qx "$n" <<<"$plants" || bad "[plants] $f is not in cuda_plants_emu --list (no PLANT registration?)"
+done
 for p in $plants; do
   src=tests/cuda/plants/$p.cu
   mark=$(grep -n 'PLANT: [a-z]*' "$src" | head -1)
@@ -102,7 +107,7 @@ for p in $plants; do
   { "$V/cuda_plants_emu" "$p"; } >"$tmp/plant.log" 2>&1 # grouped: bash's "Aborted" goes to the log
   rc=$?
   report=$(grep -m1 "^cuda emulator: $tool: " "$tmp/plant.log")
-  if [ "$rc" -ne 0 ] && [ -n "$report" ] && grep -qF "$src:$line" <<<"$report"; then
+  if [ "$rc" -ne 0 ] && [ -n "$report" ] && grep -qE "$src:$line([^0-9]|$)" <<<"$report"; then
     ok "[plants] $p: $tool names $src:$line"
   else
     bad "[plants] $p: expected a $tool report naming $src:$line (exit $rc); got:"
