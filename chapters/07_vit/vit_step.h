@@ -1,5 +1,6 @@
 /* vit_step.h — how lab07 executes a training batch's forward, loss and backward (vit_step.c).
- * The training loop calls vit_step_backward once per batch and needs nothing else from here. */
+ * The training loop calls vit_step_backward once per batch; vit_step_twin_params is for the
+ * tests. */
 #ifndef AL_VIT_STEP_H
 #define AL_VIT_STEP_H
 
