@@ -11,6 +11,11 @@
 #                       and exit 1 (nothing else can be checked)
 #   suite_end           the "N passed, N failed, N skipped" line run_all.sh reads; status 0
 #                       when none failed
+#   student_kit DIR     a copy of the kit in DIR whose labs/ hold the solutions' exercise files,
+#                       as a student's finished work (the student-path suites); build/obj's
+#                       compiled common objects come along, times kept, so only labs and
+#                       chapters compile there
+#   kit_make DIR ARGS...  make -s ARGS in DIR with VARIANT=labs, apart from any make around us
 
 suite_begin() {
   suite_name=$1
@@ -45,4 +50,18 @@ suite_build() { # target, description (default "make TARGET")
 suite_end() {
   echo "$passed passed, $failed failed, $skipped skipped"
   [ "$failed" -eq 0 ]
+}
+
+student_kit() {
+  mkdir -p "$1/build"
+  tar --exclude=./build --exclude=./out --exclude=./.git --exclude='./lab[0-9][0-9]' -cf - . |
+    tar -xf - -C "$1"
+  for f in solutions/lab*/*; do cp -p "$f" "$1/labs/${f#solutions/}"; done # with private headers
+  [ -d build/obj ] && cp -a build/obj build/flags-*.stamp build/libcommon.a "$1/build/" 2>/dev/null
+}
+
+kit_make() {
+  local dir=$1
+  shift
+  env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s -C "$dir" VARIANT=labs "$@"
 }

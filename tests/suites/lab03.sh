@@ -154,13 +154,9 @@ if [ ! -d solutions/lab03 ]; then
   skip "the student-path runs: no solutions/ here (a handout) to copy in as the student's files"
 else
   kit="$tmp/kit"
-  mkdir -p "$kit/build"
-  tar --exclude=./build --exclude=./out --exclude=./.git --exclude='./lab[0-9][0-9]' -cf - . |
-    tar -xf - -C "$kit"
-  for d in solutions/lab*/; do cp -p "$d"* "$kit/labs/$(basename "$d")/"; done
-  cp -rp build/obj build/libcommon.a build/flags-*.stamp "$kit/build/" 2>/dev/null
+  student_kit "$kit"
   ./lab03 --epochs 3 --heldout 0 --out "$tmp/sol3" >"$tmp/sol3.log" 2>&1
-  if ! make -C "$kit" -s VARIANT=labs lab03 >"$tmp/kit.log" 2>&1; then
+  if ! kit_make "$kit" lab03 >"$tmp/kit.log" 2>&1; then
     bad "make VARIANT=labs lab03 in a copy with the solutions as the student's files failed:"
     tail -10 "$tmp/kit.log"
   else
@@ -177,7 +173,7 @@ else
     sed -i 's/return t_add(n, t_mul(z, t_sub(H, n)));/return t_sub(H, t_mul(z, t_sub(H, n)));/' "$g"
     if ! grep -q 'return t_sub(H, t_mul(z, t_sub(H, n)));' "$g"; then
       bad "the planted gru_cell bug did not apply: solutions/lab03/gru_cell.c no longer ends as this suite expects"
-    elif ! make -C "$kit" -s VARIANT=labs lab03 >"$tmp/kit.log" 2>&1; then
+    elif ! kit_make "$kit" lab03 >"$tmp/kit.log" 2>&1; then
       bad "make VARIANT=labs lab03 with the planted gru_cell failed:"
       tail -10 "$tmp/kit.log"
     else

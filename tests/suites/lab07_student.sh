@@ -23,13 +23,9 @@ fi
 losses() { grep -E '^(epoch|test image|parameters)' "$1" | sed 's/, [0-9.]* images\/sec//'; }
 check "solutions build: an epoch line" grep -q '^epoch 1/1: train loss' "$tmp/sol.log"
 
-# the copy: sources, and build/obj's common objects (timestamps kept, so they are reused)
 w="$tmp/tree"
-mkdir -p "$w/build"
-cp -a Makefile common cuda chapters labs solutions tests docs "$w/" 2>/dev/null
-[ -d build/obj ] && cp -a build/obj build/flags-*.stamp build/libcommon.a "$w/build/" 2>/dev/null
-for f in solutions/lab*/*; do cp "$f" "$w/labs/${f#solutions/}"; done # with their private headers
-mkl() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s -C "$w" VARIANT=labs lab07; }
+student_kit "$w"
+mkl() { kit_make "$w" lab07; }
 if ! mkl >"$tmp/labs-build.log" 2>&1; then
   bad "make VARIANT=labs lab07 with the solutions copied into labs/ failed:"
   tail -20 "$tmp/labs-build.log"

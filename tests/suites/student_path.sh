@@ -21,13 +21,9 @@ else
   skip "lab06: fra-eng.zip not found (make data): its student path is unchecked"
 fi
 
-# the copy: sources, and build/obj's common objects (timestamps kept, so they are reused)
 w="$tmp/tree"
-mkdir -p "$w/build"
-cp -a Makefile common cuda chapters labs solutions tests docs "$w/" 2>/dev/null
-[ -d build/obj ] && cp -a build/obj build/flags-*.stamp build/libcommon.a "$w/build/" 2>/dev/null
-for f in solutions/lab*/*; do cp "$f" "$w/labs/${f#solutions/}"; done
-mkl() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s -C "$w" VARIANT=labs NO_CUDA=1 "$@"; }
+student_kit "$w"
+mkl() { kit_make "$w" NO_CUDA=1 "$@"; }
 if ! mkl lab01 lab02 lab04 lab05 lab06 >"$tmp/labs-build.log" 2>&1; then
   bad "make VARIANT=labs with the solutions copied into labs/ failed:"
   tail -20 "$tmp/labs-build.log"
