@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "context.h"
 #include "util.h"
 
