@@ -1,9 +1,10 @@
 /* test_release.c — memory saving in training steps must not change a single number:
  * ag_set_release_grads (gradient and value buffers handed back during backward), arena_release,
  * and the ViT MLP that releases its GELU / dropout activations and rebuilds the dropout output
- * for dense2's backward (gelu_mlp_forward in common/nn.c, t_recompute in common/ops/recompute.c). The reference is the same step with all of it
- * off (eval-style plain ops, release off): parameter gradients must agree bit for bit, since
- * the same float expressions run in the same order. */
+ * for dense2's backward (gelu_mlp_forward in common/nn.c, t_recompute in
+ * common/ops/recompute.c). The reference is the same step with all of it off (eval-style plain
+ * ops, release off): parameter gradients must agree bit for bit, since the same float
+ * expressions run in the same order. */
 #include <stdlib.h>
 #include <string.h>
 
