@@ -37,7 +37,8 @@ if [ "$(id -u)" = 0 ]; then
   fi
   run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs)
 fi
-cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" "$t/"
+cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" \
+  "$here/kit_answers.txt" "$t/"
 mkdir -p "$t/w"
 
 # Run "$@" in $t/w as the unprivileged user, with the limits; its stdout+stderr go to $t/log

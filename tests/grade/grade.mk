@@ -120,7 +120,7 @@ GSUB_OBJ := $(GRADE_FILES:%.c=$(GRADE_OUT)/sub/%.o)
 # its file). A file that fails leaves the stub's object and a note (results.json shows it).
 $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(FLAGS_STAMP) $(GINC_STAMP) \
   tests/grade/confined.sh tests/grade/include_check.awk tests/grade/check_submission.sh \
-  tests/grade/exercise_symbols.txt
+  tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt
 	@bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
 
