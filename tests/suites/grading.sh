@@ -225,9 +225,13 @@ else
     check "VARIANT=$v: the submission's runner is stripped (no symbol table, no debug info)" \
       no_symbols "$runners/grade-run"
     if [ $v = solutions ]; then
+      # one object per file of solutions/ (made by grade-build above), named, not globbed: a
+      # missing or stale-only build/solutions/sub/ fails here rather than checking nothing
+      sol_raw=$(cd solutions && ls lab[0-9][0-9]/*.c | sed 's#^#build/solutions/sub/#; s#\.c$#.raw.o#')
+      sol_globals() { local o; for o in $sol_raw; do [ -f "$o" ] || { echo "missing $o"; continue; }
+        nm -g --defined-only -P "$o" | awk 'NF > 1 {print $1}'; done | LC_ALL=C sort -u; }
       check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
-        diff <(grep -v '^#' tests/grade/exercise_symbols.txt) \
-        <(nm -g --defined-only -P build/solutions/sub/lab*/*.raw.o | awk 'NF > 1 {print $1}' | LC_ALL=C sort -u)
+        diff <(grep -v '^#' tests/grade/exercise_symbols.txt) <(sol_globals)
       max=$(grep -o '"max_score":[0-9]*' "$r" | head -1 | cut -d: -f2)
       if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
         ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
