@@ -111,3 +111,14 @@ if [ "$src" != tests/grade/kit ]; then
     fi
   done
 fi
+# The graded tests and runner.c are compiled from the working tree, not a pristine copy: on a
+# checkout, say when they are not the committed ones (docs/instructor-guide.md, "Not guaranteed").
+if git rev-parse -q --verify HEAD >/dev/null 2>&1; then
+  changed=$({ git diff --name-only HEAD -- tests/grade tests/hidden
+    git ls-files --others --exclude-standard -- 'tests/grade/lab[0-9][0-9]/*.c'; } 2>/dev/null |
+    grep -E '^tests/(grade/(lab[0-9][0-9]/.*\.c|runner\.c|grade\.h|record\.h)|hidden/lab[0-9][0-9]/.*\.c)$' || true)
+  if [ -n "$changed" ]; then
+    echo "grade: note: graded test sources differ from the committed tree (HEAD), and the grade" \
+      "compiles the working tree's:" $(head -n 5 <<<"$changed") >&2
+  fi
+fi
