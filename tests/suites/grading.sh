@@ -365,8 +365,10 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] 
       fi
     done <<<"$expected_attacks"
   done
-  check "every attack under tests/grader/attacks/ has an expected outcome" \
-    [ "$(ls -d tests/grader/attacks/*/ | wc -l)" -eq "$(awk 'NF {print $1}' <<<"$expected_attacks" | sort -u | wc -l)" ]
+  # the same names both ways (a renamed attack would otherwise keep the count and lose its rows)
+  check "every attack under tests/grader/attacks/ has an expected outcome, and every row an attack" \
+    diff <(cd tests/grader/attacks && ls -d */ | sed 's#/$##' | LC_ALL=C sort) \
+    <(awk 'NF {print $1}' <<<"$expected_attacks" | LC_ALL=C sort -u)
 else
   skip "attacks on the real labs: they need solutions/ and both graders built"
 fi
