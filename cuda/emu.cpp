@@ -125,6 +125,23 @@ static ShadowMB *shadow_mb(size_t off) {
   }
   return s;
 }
+/* Set (written) or clear the init bits of bytes [off, off + len) of the window: whole bytes of
+ * the bitmap, then the edges bit by bit. */
+static void shadow_init(size_t off, size_t len, bool written) {
+  for (size_t o = off; o < off + len;) {
+    ShadowMB *s = shadow_mb(o);
+    size_t in = o & (MB - 1), n = MB - in < off + len - o ? MB - in : off + len - o;
+    size_t b0 = in, b1 = in + n;
+    auto bit = [&](size_t b) {
+      uint8_t m = (uint8_t)(1u << (b & 7));
+      s->init[b / 8] = written ? s->init[b / 8] | m : s->init[b / 8] & (uint8_t)~m;
+    };
+    while (b0 < b1 && (b0 & 7)) bit(b0++);
+    while (b1 > b0 && (b1 & 7)) bit(--b1);
+    if (b1 > b0) memset(s->init + b0 / 8, written ? 0xff : 0, (b1 - b0) / 8);
+    o += n;
+  }
+}
 /* Mark [off, off + len) of the window as one allocation of `bytes` starting at off (bytes 0:
  * none), and its bytes unwritten. */
 static void shadow_mark(size_t off, size_t len, size_t bytes) {
@@ -133,25 +150,16 @@ static void shadow_mark(size_t off, size_t len, size_t bytes) {
     size_t in = o & (MB - 1), n = MB - in < off + len - o ? MB - in : off + len - o;
     for (size_t g = in / 64; g < (in + n + 63) / 64; g++)
       s->gran[g] = {(uint32_t)(off / 64), (uint32_t)bytes};
-    /* init bits: whole bytes of the bitmap, then the edges bit by bit */
-    size_t b0 = in, b1 = in + n;
-    while (b0 < b1 && (b0 & 7)) s->init[b0 / 8] &= (uint8_t) ~(1u << (b0 & 7)), b0++;
-    while (b1 > b0 && (b1 & 7)) b1--, s->init[b1 / 8] &= (uint8_t) ~(1u << (b1 & 7));
-    if (b1 > b0) memset(s->init + b0 / 8, 0, (b1 - b0) / 8);
     o += n;
   }
+  shadow_init(off, len, false);
 }
 /* Bytes [off, off + len) of the window were written (a copy, a memset, cuBLAS). */
-static void shadow_written(size_t off, size_t len) {
-  for (size_t o = off; o < off + len;) {
-    ShadowMB *s = shadow_mb(o);
-    size_t in = o & (MB - 1), n = MB - in < off + len - o ? MB - in : off + len - o;
-    size_t b0 = in, b1 = in + n;
-    while (b0 < b1 && (b0 & 7)) s->init[b0 / 8] |= (uint8_t)(1u << (b0 & 7)), b0++;
-    while (b1 > b0 && (b1 & 7)) b1--, s->init[b1 / 8] |= (uint8_t)(1u << (b1 & 7));
-    if (b1 > b0) memset(s->init + b0 / 8, 0xff, (b1 - b0) / 8);
-    o += n;
-  }
+static void shadow_written(size_t off, size_t len) { shadow_init(off, len, true); }
+/* The allocation the granule of window offset `off` belongs to ({0, 0}: none) */
+static inline Gran gran_at(size_t off) {
+  ShadowMB *s = g_dir[off >> MB_SHIFT];
+  return s ? s->gran[(off & (MB - 1)) >> 6] : Gran{0, 0};
 }
 static void set_prot(int prot) {
   if (g_win_top && mprotect(g_win, g_win_top, prot) != 0)
@@ -295,8 +303,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
   if (bytes) memmove(dst, src, bytes);
   mem_close();
 #ifdef EMU_WINDOW
-  if (bytes && kind == cudaMemcpyHostToDevice) shadow_written((size_t)((char *)dst - g_win), bytes);
-  if (bytes && kind == cudaMemcpyDeviceToDevice) shadow_written((size_t)((char *)dst - g_win), bytes);
+  if (bytes && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice))
+    shadow_written((size_t)((char *)dst - g_win), bytes);
 #endif
   return cudaSuccess;
 }
@@ -1258,8 +1266,7 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
   for (int i = 0; i < args.n; i++) {
     if (!in_window(args.v[i].p)) continue;
     size_t off = (size_t)((const char *)args.v[i].p - g_win);
-    ShadowMB *s = g_dir[off >> MB_SHIFT];
-    Gran g = s ? s->gran[(off & (MB - 1)) >> 6] : Gran{0, 0};
+    Gran g = gran_at(off);
     if (!g.bytes) continue;
     bool seen = false;
     for (int k = 0; k < g_launch.ngiven && !seen; k++) seen = g_launch.given[k].start == g.start * (size_t)64;
