@@ -2,12 +2,8 @@
 #include "nn.h"
 
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "backend.h"
 #include "rng.h"
-#include "util.h"
 
 /* ---------- init ---------- */
 

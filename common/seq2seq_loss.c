@@ -2,10 +2,6 @@
  * MaskedSoftmaxCELoss and the decoder input of teacher forcing. See seq2seq.h. */
 #include "seq2seq.h"
 
-#include <stdio.h>
-
-#include "backend.h"
-
 /* ================================================================ loss */
 
 Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len) {

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "gemm.h"
 #include "util.h"
 
