@@ -251,7 +251,9 @@ fi
 say ""
 say "## The kernels in the emulator (no GPU needed)"
 emu=build/solutions/cuda_check_emu
-if ! make -j"$(nproc)" $emu >"$tmp/emu-build.log" 2>&1; then # a no-op when up to date
+# a no-op when up to date; without the caller's make variables (B=, VARIANT=), which name
+# another tree than $emu
+if ! env -u MAKEFLAGS -u MFLAGS make -j"$(nproc)" $emu >"$tmp/emu-build.log" 2>&1; then
   say ""
   say "skip: the emulated build failed (make $emu):"
   block "$tmp/emu-build.log" 10
