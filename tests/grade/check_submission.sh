@@ -7,7 +7,7 @@
 # certainly not an exercise:
 #   - a global symbol that is not an exercise (tests/grade/exercise_symbols.txt): a global
 #     `write` would replace the C library's for the test code in the runner too;
-#   - constructors or destructors (.init_array and friends run outside any test);
+#   - constructors or destructors (.init_array, .init and friends run outside any test);
 #   - calls to the kit's own implementation of an exercise, or to process-control functions
 #     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them).
 # (A submission's headers are never used at all: tests/grade/stage.sh takes only its files.)
@@ -31,7 +31,9 @@ for o in "$@"; do
     echo "grade: $src defines the global symbol '$sym', which is not an exercise; make helper functions and variables static"
     bad=1
   done < <(nm -g --defined-only -P "$o" | awk 'NF > 1 {print $1}')
-  for sec in $(readelf -SW "$o" | grep -oE '\.(preinit_array|init_array|fini_array|ctors|dtors)' | sort -u); do
+  # .init/.fini: code there is spliced into the C library's _init/_fini (attack 05 puts it there
+  # with asm, which include_check.awk refuses; a section attribute split over lines is not seen)
+  for sec in $(readelf -SW "$o" | grep -oE '\.(preinit_array|init_array|fini_array|ctors|dtors|init|fini)\b' | sort -u); do
     echo "grade: $src has a $sec section (a constructor or destructor); exercises may not run code outside their calls"
     bad=1
   done
