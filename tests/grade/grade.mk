@@ -124,14 +124,16 @@ $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(FLAGS_STAMP) $(
 	@bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
 
-# The runners follow the test sources: a list file per runner, rewritten when its set of test
-# objects changes, relinks it; a runner with no hidden tests left is removed (grade-runners).
-# Written by the goals that link runners (make test builds grade-build).
-list_file = $(if $(subst x$(file <$(1)),,x$(2)),$(shell mkdir -p $(dir $(1)))$(file >$(1),$(2)))
-ifneq ($(filter grade-runners grade-build grade-submission test,$(MAKECMDGOALS)),)
-$(call list_file,$(GRADE_OUT)/tests-visible.list,$(GVIS_OBJ))
-$(call list_file,$(GRADE_OUT)/tests-hidden.list,$(GHID_OBJ))
-endif
+# The runners follow the test sources: a list file per runner, rewritten only when its set of
+# test objects changes (so its time moves only then), relinks it; a runner with no hidden tests
+# left is removed (grade-runners). The recipe runs on every make that needs a runner, whatever
+# the goal (the object names are the kit's, never a submission's).
+.PHONY: grade-lists-always
+$(GRADE_OUT)/tests-visible.list: LIST = $(GVIS_OBJ)
+$(GRADE_OUT)/tests-hidden.list: LIST = $(GHID_OBJ)
+$(GRADE_OUT)/tests-visible.list $(GRADE_OUT)/tests-hidden.list: grade-lists-always
+	@mkdir -p $(@D) && printf '%s\n' $(LIST) >$@.new && \
+	  { cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@; }
 $(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-visible.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ))
 $(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-hidden.list
