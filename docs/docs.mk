@@ -15,6 +15,11 @@ DOCS_LABS ?= $(LABS)
 DOCS_RUN ?= yes
 DOCS_TIMEOUT ?= 900
 DOCS_DIR ?= docs
+# where the run's output and figures go, under DOCS_DIR (the handout's reference run: ref)
+DOCS_OUT ?= out
+# where @code directives read labs/... and solutions/... files: this build's exercises (a
+# handout's reference pages are run with the solutions but show the stubs: DOCS_EXERCISES=labs)
+DOCS_EXERCISES ?= $(VARIANT)
 # Labs 03 and 06 train their full classic presets in seconds, so their pages show the book's
 # settings. lab07's default (10 epochs, about a minute on 2 cores) is cut to 2 epochs, which
 # already reach the issue's accuracy check; run with DOCS_ARGS_lab07= for the full page.
@@ -55,6 +60,7 @@ docs-$(1): $(WEAVE) $(1) $$(LIBS_ALL) $$(LAB_CUDA_OBJ)
 	  fi; \
 	fi; \
 	WEAVE=$(WEAVE) PANDOC=$(HAVE_PANDOC) DOCS_TIMEOUT=$(DOCS_TIMEOUT) DOCS_DIR=$(DOCS_DIR) \
+	  DOCS_OUT=$(DOCS_OUT) DOCS_EXERCISES=$(DOCS_EXERCISES) \
 	  bash docs/weave.sh $(1) "$$$$src" "$$$$bin" "$$$$mode" "$$(DOCS_ARGS_$(1))"
 endef
 $(foreach l,$(LABS),$(eval $(call DOC_RULE,$(l))))

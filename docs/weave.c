@@ -15,6 +15,13 @@
  *       "Figures" section. A log without markers (an unmarked run) goes to a closing
  *       "Program output" section. Paths are written relative to --md-dir (where the .md goes).
  *       Figures are numbered and captioned from --captions FILE ("labNN/NAME caption" lines).
+ *       In a prose block, a line `@code PATH NAME...` splices NAME (a function, a type or an
+ *       `@region NAME` ... `@end NAME` stretch) from PATH, labs/ and solutions/ paths read from
+ *       --exercises DIR; a line `@program` sends the code after the block to one collapsed
+ *       "program" section at the page's end, as do code lines tagged `@program` and the lines
+ *       between `@program begin` and `@program end`. A run that stopped (--status not 0) is
+ *       marked where it stopped; --ref-log/--ref-dir (a reference run's output and figures)
+ *       fill in the rest, marked as the reference's.
  *
  *   weave mathml PAGE.html > FIXED.html
  *       pandoc's MathML with upright names (\mathrm{softmax}) that Chromium also sets upright.
@@ -281,8 +288,205 @@ static void fenced(Str *o, const char *lang, const char *text, size_t n) {
   str_add(o, "\n");
 }
 
+/* ------------------------------------------------------------------ @code: splicing */
+/* `@code PATH NAME...` in a prose block splices, from PATH, each NAME: a region between lines
+ * holding `@region NAME` and `@end NAME` (in comments), else the definition of a function NAME
+ * (with the comment right above it), else a struct/union/enum NAME or a typedef NAME of one.
+ * A PATH under labs/ or solutions/ is read from the build's exercise directory
+ * (--exercises DIR), so a handout's page shows the student's file. */
+static const char *g_exercises; /* --exercises DIR: where labs/... and solutions/... are read */
+static const char *g_chapter;   /* the chapter being woven (for messages) */
+
+/* Skip whitespace, comments and preprocessor lines from i; the index of the next code char. */
+static size_t skip_space(const char *s, size_t len, size_t i) {
+  for (;;) {
+    while (i < len && isspace((unsigned char)s[i])) i++;
+    if (i + 1 < len && s[i] == '/' && s[i + 1] == '*') {
+      const char *e = strstr(s + i + 2, "*/");
+      i = e ? (size_t)(e - s) + 2 : len;
+    } else if (i + 1 < len && s[i] == '/' && s[i + 1] == '/') {
+      while (i < len && s[i] != '\n') i++;
+    } else if (i < len && s[i] == '#' && (i == 0 || s[i - 1] == '\n' || isspace((unsigned char)s[i - 1]))) {
+      size_t ls = i;
+      while (ls > 0 && (s[ls - 1] == ' ' || s[ls - 1] == '\t')) ls--;
+      if (ls > 0 && s[ls - 1] != '\n') return i;
+      while (i < len && s[i] != '\n') i += (s[i] == '\\' && i + 1 < len) ? 2 : 1;
+    } else {
+      return i;
+    }
+  }
+}
+
+static size_t line_start_of(const char *s, size_t i) {
+  while (i > 0 && s[i - 1] != '\n') i--;
+  return i;
+}
+static size_t line_end_of(const char *s, size_t len, size_t i) { /* past the newline */
+  while (i < len && s[i] != '\n') i++;
+  return i < len ? i + 1 : i;
+}
+
+/* Does s[a, b) hold identifier `name` as a whole word, followed (after spaces) by `(` when
+ * call is set? Strings and comments are not skipped: declarations rarely hold them. */
+static int has_word(const char *s, size_t a, size_t b, const char *name, int call) {
+  size_t n = strlen(name);
+  for (size_t i = a; i + n <= b; i++) {
+    if (strncmp(s + i, name, n) || (i > a && is_ident(s[i - 1])) || (i + n < b && is_ident(s[i + n])))
+      continue;
+    if (!call) return 1;
+    size_t j = i + n;
+    while (j < b && isspace((unsigned char)s[j])) j++;
+    if (j < b && s[j] == '(') return 1;
+  }
+  return 0;
+}
+
+/* The extent [*from, *to) of NAME in the file text s: a region, a function definition or a
+ * type definition, widened to whole lines (a function's comment right above it included). */
+static int find_symbol(const char *s, size_t len, const char *name, size_t *from, size_t *to) {
+  char tag[300];
+  snprintf(tag, sizeof tag, "@region %s", name);
+  for (const char *r = strstr(s, tag); r; r = strstr(r + 1, tag)) {
+    size_t te = (size_t)(r - s) + strlen(tag);
+    if (te < len && is_ident(s[te])) continue;
+    char end_tag[300];
+    snprintf(end_tag, sizeof end_tag, "@end %s", name);
+    const char *e = strstr(r, end_tag);
+    if (!e) die("%s: @region %s has no @end %s", g_chapter, name, name);
+    *from = line_end_of(s, len, (size_t)(r - s));
+    *to = line_start_of(s, (size_t)(e - s));
+    return 1;
+  }
+  /* top-level items: from one item's end to the next ';' (or, for a function, its '}') */
+  size_t i = skip_space(s, len, 0);
+  size_t prev_end = 0;
+  while (i < len) {
+    size_t start = i, open = 0, close = 0;
+    int depth = 0, is_func = 0;
+    char last = 0;
+    while (i < len) {
+      char c = s[i];
+      if (c == '/' && i + 1 < len && (s[i + 1] == '*' || s[i + 1] == '/')) {
+        i = skip_space(s, len, i);
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        i++;
+        while (i < len && s[i] != c && s[i] != '\n') i += (s[i] == '\\') ? 2 : 1;
+        i++;
+        last = c;
+        continue;
+      }
+      if (c == '{') {
+        if (depth == 0 && !open) {
+          open = i;
+          is_func = last == ')';
+        }
+        depth++;
+      } else if (c == '}') {
+        depth--;
+        if (depth == 0 && is_func) {
+          close = ++i;
+          break;
+        }
+      } else if (c == ';' && depth == 0) {
+        close = ++i;
+        break;
+      }
+      if (!isspace((unsigned char)c)) last = c;
+      i++;
+    }
+    if (!close) close = i;
+    size_t head_end = open ? open : close;
+    int hit = 0;
+    if (is_func) hit = has_word(s, start, head_end, name, 1);
+    else if (open) {
+      /* struct NAME {, enum NAME {, or the typedef name after the closing brace */
+      for (const char *kw = "struct\0union\0enum\0"; *kw && !hit; kw += strlen(kw) + 1) {
+        char pat[300];
+        snprintf(pat, sizeof pat, "%s %s", kw, name);
+        hit = has_word(s, start, head_end, pat, 0);
+      }
+      size_t rb = close;
+      while (rb > start && s[rb - 1] != '}') rb--;
+      if (!hit && has_word(s, rb, close, name, 0)) hit = 1;
+    }
+    if (hit) {
+      size_t a = line_start_of(s, start);
+      /* the comment that ends on the line right above (no blank line between) */
+      size_t p = a;
+      while (p > prev_end && isspace((unsigned char)s[p - 1]) && s[p - 1] != '\n') p--;
+      if (p >= 3 && p > prev_end && s[p - 1] == '\n' && s[p - 2] == '/' && s[p - 3] == '*') {
+        size_t q = p - 3;
+        while (q > prev_end && !(s[q] == '/' && s[q + 1] == '*')) q--;
+        if (s[q] == '/' && s[q + 1] == '*' && strncmp(s + q, "/***", 4) != 0) a = line_start_of(s, q);
+      }
+      *from = a;
+      *to = line_end_of(s, len, close - 1);
+      return 1;
+    }
+    prev_end = close;
+    i = skip_space(s, len, close);
+  }
+  return 0;
+}
+
+/* The file a directive names: labs/X and solutions/X from the exercise directory. */
+static void directive_path(char *buf, size_t n, const char *path) {
+  const char *rest = NULL;
+  if (!strncmp(path, "labs/", 5)) rest = path + 5;
+  else if (!strncmp(path, "solutions/", 10)) rest = path + 10;
+  if (rest && g_exercises) snprintf(buf, n, "%s/%s", g_exercises, rest);
+  else snprintf(buf, n, "%s", path);
+}
+
+/* One `@code PATH NAME...` line (without "@code"): the spliced code as one ```c block, headed
+ * by a comment naming the file it came from. */
+static void emit_splice(Str *o, const char *args, size_t n) {
+  char line[2048];
+  if (n >= sizeof line) die("%s: @code line too long", g_chapter);
+  memcpy(line, args, n);
+  line[n] = '\0';
+  char *save = NULL, *path = strtok_r(line, " \t", &save);
+  if (!path) die("%s: @code needs a file (and names): @code PATH NAME...", g_chapter);
+  char file[4096];
+  directive_path(file, sizeof file, path);
+  FILE *f = fopen(file, "rb");
+  if (!f) die("%s: @code %s: cannot open %s: %s", g_chapter, path, file, strerror(errno));
+  fclose(f);
+  size_t len;
+  char *src = read_file(file, &len);
+  Str code = {0};
+  str_add(&code, "/* ");
+  str_add(&code, file[0] == '.' && file[1] == '/' ? file + 2 : file);
+  str_add(&code, " */\n");
+  int names = 0;
+  for (char *name = strtok_r(NULL, " \t", &save); name; name = strtok_r(NULL, " \t", &save)) {
+    size_t a, b;
+    if (!find_symbol(src, len, name, &a, &b))
+      die("%s: @code %s %s: no function, type or @region %s in %s", g_chapter, path, name, name,
+          file);
+    if (names++) str_add(&code, "\n");
+    Line *v;
+    int k = split_lines(src + a, b - a, &v);
+    size_t indent = (size_t)-1; /* a region inside a function: shown from its own margin */
+    for (int i = 0; i < k; i++) {
+      size_t j = 0;
+      while (j < v[i].n && (v[i].p[j] == ' ' || v[i].p[j] == '\t')) j++;
+      if (j < v[i].n && j < indent) indent = j;
+    }
+    emit_lines(&code, v, 0, k, indent == (size_t)-1 ? 0 : indent);
+    free(v);
+  }
+  if (!names) die("%s: @code %s names nothing: @code PATH NAME...", g_chapter, path);
+  fenced(o, "c", code.s, code.n);
+  free(code.s);
+  free(src);
+}
+
 /* The prose of a block: the text between "/ *** " and "* /", de-indented, Javadoc stars gone. */
-static void emit_prose(Str *o, const char *s, const Block *b) {
+/* Returns whether the block holds @program (the code after it is the program's, not the page's). */
+static int emit_prose(Str *o, const char *s, const Block *b) {
   const char *text = s + b->start + 4;
   size_t n = b->end - 2 - (b->start + 4);
   Line *v;
@@ -327,18 +531,93 @@ static void emit_prose(Str *o, const char *s, const Block *b) {
     if (j < indent) indent = j;
   }
   if (indent == (size_t)-1) indent = 0;
-  size_t before = o->n;
-  emit_lines(o, v, 0, k, indent);
-  if (o->n > before) str_add(o, "\n");
+  /* directives at the block's left margin: @code PATH NAME... and @program */
+  int from = 0, program = 0;
+  for (int i = 0; i <= k; i++) {
+    const char *t = NULL;
+    size_t tn = 0;
+    if (i < k) {
+      size_t j = 0;
+      while (j < indent && j < v[i].n && isspace((unsigned char)v[i].p[j])) j++;
+      t = v[i].p + j;
+      tn = v[i].n - j;
+      while (tn > 0 && isspace((unsigned char)t[tn - 1])) tn--;
+    }
+    int is_code = i < k && tn > 6 && !strncmp(t, "@code", 5) && (t[5] == ' ' || t[5] == '\t');
+    int is_prog = i < k && tn == 8 && !strncmp(t, "@program", 8);
+    if (i < k && !is_code && !is_prog) continue;
+    size_t before = o->n;
+    emit_lines(o, v, from, i, indent);
+    if (o->n > before) str_add(o, "\n");
+    if (is_code) emit_splice(o, t + 6, tn - 6);
+    if (is_prog) program = 1;
+    from = i + 1;
+  }
   free(v);
+  return program;
 }
 
-/* Code between prose blocks, verbatim; nothing when it is only whitespace. */
-static void emit_code(Str *o, const char *s, size_t a, size_t b) {
+/* The program's code, kept out of the page body: one collapsed section at the page's end. */
+static Str g_program;
+
+static int line_has(const Line *l, const char *word) {
+  size_t n = strlen(word);
+  for (size_t i = 0; i + n <= l->n; i++)
+    if (!strncmp(l->p + i, word, n)) return 1;
+  return 0;
+}
+
+/* Lines [a, b) of the chapter (lines v, the first at chapter line `line0`) into the program
+ * section, headed by where they are. */
+static void program_add(const Line *v, int a, int b, int line0) {
+  while (a < b && blank(&v[a])) a++;
+  while (b > a && blank(&v[b - 1])) b--;
+  if (a >= b) return;
+  char head[160];
+  snprintf(head, sizeof head, "%s/* %s, line %d */\n", g_program.n ? "\n" : "", g_chapter,
+           line0 + a);
+  str_add(&g_program, head);
+  emit_lines(&g_program, v, a, b, 0);
+}
+
+/* Code between prose blocks, verbatim; nothing when it is only whitespace. All of it goes to
+ * the program section when `program` is set (the block before held @program); otherwise the
+ * lines tagged `@program` (a comment at the line's end) and those between `@program begin`
+ * and `@program end` lines do. `line0`: the chapter's line number of byte a. */
+static void emit_code(Str *o, const char *s, size_t a, size_t b, int program, int line0) {
   Line *v;
   int k = split_lines(s + a, b - a, &v);
   Str code = {0};
-  emit_lines(&code, v, 0, k, 0);
+  if (program) {
+    program_add(v, 0, k, line0);
+  } else {
+    int in_region = 0, from = -1, prev_blank = 1;
+    for (int i = 0; i <= k; i++) {
+      int hide = 0;
+      if (i < k) {
+        if (line_has(&v[i], "@program begin")) in_region = 1;
+        hide = in_region || line_has(&v[i], "@program");
+        if (line_has(&v[i], "@program end")) in_region = 0;
+      }
+      if (hide && from < 0) from = i;
+      if (!hide && from >= 0) {
+        /* the region markers themselves are not shown */
+        int fa = from, fb = i;
+        if (line_has(&v[fa], "@program begin")) fa++;
+        if (fb > fa && line_has(&v[fb - 1], "@program end")) fb--;
+        program_add(v, fa, fb, line0);
+        from = -1;
+      }
+      if (i == k || hide) continue;
+      int bl = blank(&v[i]);
+      if (bl && prev_blank) continue; /* no double blank line where program lines went */
+      prev_blank = bl;
+      emit_lines(&code, v, i, i + 1, 0);
+      if (bl) str_add(&code, "\n");
+    }
+    while (code.n >= 1 && code.s[code.n - 1] == '\n' && (code.n == 1 || code.s[code.n - 2] == '\n'))
+      code.s[--code.n] = '\0';
+  }
   if (code.n) fenced(o, "c", code.s, code.n);
   free(code.s);
   free(v);
@@ -391,6 +670,7 @@ static void rel_path(Str *o, const char *md_dir, const char *path) {
  * figure's key is its directory's last component and its file name without ".png". */
 static char *g_captions;
 static int g_fig_no; /* figures on this page so far: "Figure 1." ... */
+static int g_ref_fig; /* the figure being emitted is the reference run's */
 
 static const char *find_caption(const char *key, size_t *len) {
   size_t kl = strlen(key);
@@ -420,8 +700,9 @@ static unsigned png_width(const char *path) {
 }
 
 /* A figure: "Figure k. caption" (pandoc makes a standalone image with text a <figure> with
- * that <figcaption>) at half its pixel width, since every figure is drawn at 2x; the page's
- * stylesheet shrinks it to the page where it is wider. */
+ * that <figcaption>) at 3/4 of its pixel width: the figures are drawn with 22-24 px text, which
+ * comes out near the page's 16 px (at half size heatmap labels were 11 px, too small to read);
+ * the page's stylesheet shrinks a figure to the window where it is wider. */
 static void emit_image(Str *o, const char *md_dir, const char *png) {
   const char *base = strrchr(png, '/');
   base = base ? base + 1 : png;
@@ -439,20 +720,24 @@ static void emit_image(Str *o, const char *md_dir, const char *png) {
   str_add(o, num);
   if (cap) str_addn(o, cap, cl);
   else str_addn(o, base, n); /* no caption yet: the name (tests/suites/docs.sh flags it) */
+  if (g_ref_fig) str_add(o, " (reference run)");
   str_add(o, "](");
   rel_path(o, md_dir, png);
   str_add(o, ")");
   unsigned w = png_width(png);
   if (w > 0) {
     char attr[64];
-    snprintf(attr, sizeof attr, "{width=%u}", (w + 1) / 2);
+    snprintf(attr, sizeof attr, "{width=%u}", (3 * w + 2) / 4);
     str_add(o, attr);
   }
   str_add(o, "\n\n");
 }
 
-/* Program output: ```text blocks, with `[figure X.png]` lines replaced by the image. */
-static void emit_output(Str *o, const char *text, size_t n, const char *md_dir, Names *shown) {
+/* Program output: ```text blocks, with `[figure X.png]` lines replaced by the image. With
+ * ref_dir set it is the reference run's output (a handout's, shown where the student's run
+ * stopped): the blocks are classed `reference` and the figures are read from ref_dir. */
+static void emit_output(Str *o, const char *text, size_t n, const char *md_dir, Names *shown,
+                        const char *ref_dir) {
   Line *v;
   int k = split_lines(text, n, &v);
   int from = 0;
@@ -468,9 +753,16 @@ static void emit_output(Str *o, const char *text, size_t n, const char *md_dir, 
     if (i < k && !fig) continue;
     Str chunk = {0};
     emit_lines(&chunk, v, from, i, 0);
-    if (chunk.n) fenced(o, "text", chunk.s, chunk.n);
+    if (chunk.n) fenced(o, ref_dir ? "{.text .reference}" : "text", chunk.s, chunk.n);
     free(chunk.s);
-    if (fig) {
+    if (fig && ref_dir) {
+      const char *base = strrchr(png, '/');
+      char path[8192];
+      snprintf(path, sizeof path, "%s/%s", ref_dir, base ? base + 1 : png);
+      g_ref_fig = 1;
+      emit_image(o, md_dir, path);
+      g_ref_fig = 0;
+    } else if (fig) {
       emit_image(o, md_dir, png);
       const char *base = strrchr(png, '/');
       names_add(shown, base ? base + 1 : png);
@@ -487,10 +779,11 @@ static int cmp_str(const void *a, const void *b) {
 typedef struct {
   Str *seg; /* seg[k + 1]: output after marker k; seg[0]: before any marker */
   int any_marker;
+  int last; /* the segment the run ended in */
 } Log;
 
 static Log parse_log(const char *text, size_t n, int nblocks) {
-  Log lg = {calloc((size_t)nblocks + 1, sizeof(Str)), 0};
+  Log lg = {calloc((size_t)nblocks + 1, sizeof(Str)), 0, 0};
   if (!lg.seg) die("out of memory");
   int cur = -1;
   size_t i = 0;
@@ -511,12 +804,51 @@ static Log parse_log(const char *text, size_t n, int nblocks) {
       i = stop + 1;
     }
   }
+  lg.last = cur + 1;
   return lg;
+}
+
+/* Where a run stopped early: the exercise it stopped at (a stub's "exercise N.M NAME is not
+ * implemented yet (FILE)" line, the last one printed), or the exit status. */
+static void emit_stop_note(Str *o, const char *log, size_t n, int status, int have_ref) {
+  const char *what = NULL;
+  size_t wn = 0;
+  for (const char *p = log; p && p < log + n;) {
+    const char *e = memchr(p, '\n', (size_t)(log + n - p));
+    size_t ln = e ? (size_t)(e - p) : (size_t)(log + n - p);
+    const char *hit = NULL;
+    for (size_t i = 0; i + 26 <= ln && !hit; i++)
+      if (!strncmp(p + i, "is not implemented yet", 22)) hit = p + i;
+    if (hit) {
+      const char *ex = NULL;
+      for (const char *q = p; q + 9 <= p + ln && !ex; q++)
+        if (!strncmp(q, "exercise ", 9)) ex = q;
+      what = ex ? ex : p;
+      wn = ln - (size_t)(what - p);
+    }
+    p = e ? e + 1 : NULL;
+  }
+  char buf[96];
+  str_add(o, "::: {.unfinished}\n**Unfinished:** ");
+  if (what) {
+    str_add(o, "the run stopped here: `");
+    str_addn(o, what, wn);
+    str_add(o, "`.");
+  } else {
+    snprintf(buf, sizeof buf, "the run stopped here (exit status %d).", status);
+    str_add(o, buf);
+  }
+  str_add(o, have_ref ? " From here on the output and figures are the reference run's "
+                        "(marked *reference*), shipped with the kit; `make docs` again once "
+                        "the exercise is done shows your own.\n"
+                      : " The rest of the page is prose and code without output; `make docs` "
+                        "again once the exercise is done.\n");
+  str_add(o, ":::\n\n");
 }
 
 static int cmd_doc(int argc, char **argv) {
   const char *src_path = argv[0], *log_path = NULL, *fig_dir = NULL, *md_dir = "docs",
-             *command = NULL;
+             *command = NULL, *ref_log_path = NULL, *ref_dir = NULL;
   int status = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -527,9 +859,13 @@ static int cmd_doc(int argc, char **argv) {
     else if (!strcmp(a, "--command")) command = argv[++i];
     else if (!strcmp(a, "--status")) status = atoi(argv[++i]);
     else if (!strcmp(a, "--captions")) g_captions = read_file(argv[++i], NULL);
+    else if (!strcmp(a, "--exercises")) g_exercises = argv[++i];
+    else if (!strcmp(a, "--ref-log")) ref_log_path = argv[++i];
+    else if (!strcmp(a, "--ref-dir")) ref_dir = argv[++i];
     else die("doc: unknown option %s (see the comment at the top of docs/weave.c)", a);
   }
   Chapter ch = {0};
+  g_chapter = src_path;
   ch.src = read_file(src_path, &ch.len);
   parse_chapter(&ch, src_path);
   if (ch.n == 0) die("%s has no prose blocks (/*** ... */): nothing to weave", src_path);
@@ -538,6 +874,16 @@ static int cmd_doc(int argc, char **argv) {
   char *log_text = NULL;
   if (log_path) log_text = read_file(log_path, &log_len);
   Log lg = parse_log(log_text ? log_text : "", log_len, ch.n);
+  /* A run that stopped early (an exercise still a stub, a crash): the page says so where it
+   * stopped and goes on with the prose and code; the reference run's output (--ref-log, which
+   * a handout ships) fills in what follows, marked as the reference's. */
+  int stopped = status != 0 && lg.any_marker;
+  size_t ref_len = 0;
+  char *ref_text = NULL;
+  if (stopped && ref_log_path && access(ref_log_path, R_OK) == 0)
+    ref_text = read_file(ref_log_path, &ref_len);
+  Log ref = parse_log(ref_text ? ref_text : "", ref_len, ch.n);
+  if (!ref.any_marker) ref.last = -1;
 
   /* Where each output segment goes: after the code that follows block p, where p is the last
    * block before the next marked block or the next file-scope block (the code that ran). */
@@ -559,7 +905,7 @@ static int cmd_doc(int argc, char **argv) {
   str_add(&o, src_path);
   str_add(&o, ": edit the chapter, not this file -->\n\n");
   for (int k = 0; k < ch.n; k++) {
-    emit_prose(&o, ch.src, &ch.b[k]);
+    int program = emit_prose(&o, ch.src, &ch.b[k]);
     if (k == 0) { /* after the title block: where the text and the output come from */
       str_add(&o, "> Woven from [`");
       str_add(&o, src_path);
@@ -581,15 +927,35 @@ static int cmd_doc(int argc, char **argv) {
       str_add(&o, ".\n\n");
     }
     size_t code_end = k + 1 < ch.n ? ch.b[k + 1].line_start : ch.len;
-    emit_code(&o, ch.src, ch.b[k].line_end, code_end);
+    int line0 = 1;
+    for (size_t i = 0; i < ch.b[k].line_end; i++) line0 += ch.src[i] == '\n';
+    emit_code(&o, ch.src, ch.b[k].line_end, code_end, program, line0);
     if (lg.any_marker)
-      for (int s = 0; s <= ch.n; s++)
-        if (place[s] == k && lg.seg[s].n)
-          emit_output(&o, lg.seg[s].s, lg.seg[s].n, md_dir, &shown);
+      for (int s = 0; s <= ch.n; s++) {
+        if (place[s] != k) continue;
+        if (!stopped || s <= lg.last) {
+          if (lg.seg[s].n) emit_output(&o, lg.seg[s].s, lg.seg[s].n, md_dir, &shown, NULL);
+        } else if (ref.seg[s].n && s <= ref.last) {
+          emit_output(&o, ref.seg[s].s, ref.seg[s].n, md_dir, &shown, ref_dir ? ref_dir : ".");
+        }
+        if (stopped && s == lg.last) emit_stop_note(&o, log_text, log_len, status, ref.any_marker);
+      }
   }
   if (!lg.any_marker && log_len) {
     str_add(&o, "## Program output\n\n");
-    emit_output(&o, log_text, log_len, md_dir, &shown);
+    emit_output(&o, log_text, log_len, md_dir, &shown, NULL);
+  }
+  if (g_program.n) { /* the program around the chapter, collapsed */
+    str_add(&o, "<details class=\"program\">\n<summary>The program: includes, flags, the run's "
+                "summary and clean-up (");
+    char buf[32];
+    int lines = 0;
+    for (size_t i = 0; i < g_program.n; i++) lines += g_program.s[i] == '\n';
+    snprintf(buf, sizeof buf, "%d lines", lines);
+    str_add(&o, buf);
+    str_add(&o, ")</summary>\n\n");
+    fenced(&o, "c", g_program.s, g_program.n);
+    str_add(&o, "</details>\n\n");
   }
   /* Figures the run wrote but never announced. */
   if (fig_dir) {
@@ -620,8 +986,11 @@ static int cmd_doc(int argc, char **argv) {
   fwrite(o.s, 1, o.n, stdout);
   for (int i = 0; i < shown.n; i++) free(shown.v[i]);
   free(shown.v);
-  for (int s = 0; s <= ch.n; s++) free(lg.seg[s].s);
+  for (int s = 0; s <= ch.n; s++) free(lg.seg[s].s), free(ref.seg[s].s);
   free(lg.seg);
+  free(ref.seg);
+  free(ref_text);
+  free(g_program.s);
   free(place);
   free(o.s);
   free(log_text);
@@ -699,7 +1068,8 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "usage: weave mark CHAPTER.c > MARKED.c\n"
           "       weave doc CHAPTER.c [--log FILE] [--fig-dir DIR] [--md-dir DIR]\n"
-          "                 [--command TEXT] [--status N] [--captions FILE] > CHAPTER.md\n"
+          "                 [--command TEXT] [--status N] [--captions FILE] [--exercises DIR]\n"
+          "                 [--ref-log FILE --ref-dir DIR] > CHAPTER.md\n"
           "       weave mathml PAGE.html > FIXED.html\n");
   return 2;
 }

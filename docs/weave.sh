@@ -5,12 +5,17 @@
 #   MODE no:    prose and code only
 # then $DOCS_DIR/LAB.md from SRC with $WEAVE, and LAB.html next to it with pandoc when
 # $PANDOC=yes. Environment: WEAVE (the weave tool), PANDOC, DOCS_TIMEOUT (seconds for one run),
-# DOCS_DIR (default docs; the test suite weaves into a temporary directory).
+# DOCS_DIR (default docs; the test suite weaves into a temporary directory), DOCS_OUT (the
+# run's directory under DOCS_DIR, default out; the handout's reference run uses ref),
+# DOCS_EXERCISES (where @code reads labs/... and solutions/... files: the build's VARIANT).
+# A run that stopped early is woven with $DOCS_DIR/ref/LAB/output.txt (a handout's reference
+# run) filling in the output after the stop, when that file is there.
 set -u
 lab=$1 src=$2 bin=$3 mode=$4 args=$5
 : "${WEAVE:?set by docs/docs.mk}"
 docs=${DOCS_DIR:-docs}
-out=$docs/out/$lab
+out=$docs/${DOCS_OUT:-out}/$lab
+ref=$docs/ref/$lab
 log=$out/output.txt
 md=$docs/$lab.md
 
@@ -54,7 +59,11 @@ no) ;;
   ;;
 esac
 
-if ! "$WEAVE" doc "$src" --md-dir "$docs" --captions docs/captions.txt "${weave_args[@]}" >"$md.tmp"; then
+if [ "$ref" != "$out" ] && [ -f "$ref/output.txt" ]; then
+  weave_args+=(--ref-log "$ref/output.txt" --ref-dir "$ref")
+fi
+if ! "$WEAVE" doc "$src" --md-dir "$docs" --captions docs/captions.txt \
+  ${DOCS_EXERCISES:+--exercises "$DOCS_EXERCISES"} "${weave_args[@]}" >"$md.tmp"; then
   rm -f "$md.tmp"
   echo "docs: $lab: weaving $src failed" >&2
   exit 1

@@ -108,6 +108,59 @@ if [ $rc -ne 0 ] && grep -q 'cannot open /nonexistent/lab.c' "$tmp/err.txt"; the
   bad "missing chapter: exit $rc"
 fi
 
+# ---------------------------------------------------------------- @code and @program
+# tests/fixtures/weave/splice.c splices from splice_model.c and from an exercise file whose
+# labs/ path is read from --exercises (ex_labs: a stub, ex_solutions: a solution).
+fx=tests/fixtures/weave
+$weave doc $fx/splice.c --exercises $fx/ex_solutions --md-dir "$tmp" >"$tmp/splice.md" 2>"$tmp/splice.err"
+md=$tmp/splice.md
+body=$tmp/splice_body.md # the page without its collapsed program section
+sed '/^<details class="program">/,/^<\/details>/d' "$md" >"$body"
+check "@code: a function with the comment above it" grep -qx '/\* The forward pass, with its comment spliced too. \*/' "$md"
+check "@code: the function's body up to its closing brace" grep -qx '  return helper_not_spliced(x) \* t->width;' "$md"
+check "@code: only the named function" bash -c "! grep -q 'static int helper_not_spliced' '$md'"
+check "@code: a typedef struct" grep -qx '} Tiny;' "$md"
+check "@code: a region, de-indented, without its markers" bash -c \
+  "grep -qx 'for (int i = 0; i < 3; i++) t->width \\*= 2; /\\* the loop body shown \\*/' '$md' && ! grep -q '@region\\|@end' '$md'"
+check "@code: the block names its file" grep -qx '/\* tests/fixtures/weave/splice_model.c \*/' "$md"
+check "@code: no directive line left in the prose" bash -c "! grep -q '^@code\\|^@program' '$md'"
+check "@code: labs/ path read from --exercises (solutions)" grep -qF 'return 2 * x; /* SOLUTION BODY */' "$md"
+$weave doc $fx/splice.c --exercises $fx/ex_labs --md-dir "$tmp" >"$tmp/splice_stub.md"
+check "@code: labs/ path read from --exercises (stubs)" bash -c \
+  "grep -qF 'STUB BODY' '$tmp/splice_stub.md' && ! grep -qF 'SOLUTION BODY' '$tmp/splice_stub.md'"
+in_order "@code: spliced where the directive is" "$md" 'The model, spliced from its file:' '} Tiny;'
+in_order "@code: prose after the splices goes on" "$md" 'SOLUTION BODY' 'Text after the splices.'
+check "@program: includes not in the page body" bash -c "! grep -q '#include' '$body'"
+check "@program: free( not in the page body" bash -c "! grep -q 'free(' '$body'"
+check "@program: a tagged line not in the page body" bash -c "! grep -q 'malloc' '$body'"
+check "@program: one collapsed section" bash -c "[ \$(grep -c '^<details class=\"program\">' '$md') = 1 ]"
+in_order "@program: it holds the includes and the frees" "$md" '#include <stdlib.h>' '  free(buf);'
+check "@program: shown code kept" grep -qx '  printf("second\\n");' "$body"
+printf '/***\n# T\n@code %s nonexistent_fn\n*/\nint x;\n' $fx/splice_model.c >"$tmp/badsplice.c"
+$weave doc "$tmp/badsplice.c" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "badsplice.c: @code .*nonexistent_fn: no function, type or @region" "$tmp/err.txt"; then
+  ok "@code: a missing name is a clear error"
+else
+  bad "@code: a missing name: exit $rc, $(cat "$tmp/err.txt")"
+fi
+# A run that stopped at a stub (exit 3): marked there, the reference run's output after it.
+mkdir -p "$tmp/stop/ref/lab98"
+printf '\036weave:1\036\nfirst\nexercise 98.1 tiny_exercise is not implemented yet (labs/lab98/ex.c)\n' >"$tmp/stop/log.txt"
+printf '\036weave:1\036\nfirst\n\036weave:2\036\nsecond\n[figure /elsewhere/fig.png]\n' >"$tmp/stop/ref/lab98/output.txt"
+printf 'not a png' >"$tmp/stop/ref/lab98/fig.png"
+$weave doc $fx/splice.c --exercises $fx/ex_labs --md-dir "$tmp/stop" --log "$tmp/stop/log.txt" \
+  --status 3 --command ./lab98 --ref-log "$tmp/stop/ref/lab98/output.txt" \
+  --ref-dir "$tmp/stop/ref/lab98" >"$tmp/stop.md"
+check "stopped run: marked unfinished with the exercise" grep -qF '**Unfinished:** the run stopped here: `exercise 98.1 tiny_exercise is not implemented yet' "$tmp/stop.md"
+in_order "stopped run: the mark after the output up to the stop" "$tmp/stop.md" '=first' '**Unfinished:**'
+in_order "stopped run: the prose and code go on" "$tmp/stop.md" '**Unfinished:**' '## Second'
+in_order "stopped run: then the reference output, marked" "$tmp/stop.md" '  printf("second\n");' '```{.text .reference}'
+check "stopped run: reference figure from the reference directory" grep -qF '(reference run)](ref/lab98/fig.png)' "$tmp/stop.md"
+$weave doc $fx/splice.c --md-dir "$tmp/stop" --exercises $fx/ex_labs --log "$tmp/stop/log.txt" --status 3 >"$tmp/stop2.md"
+check "stopped run without a reference: marked, no output after" bash -c \
+  "grep -qF 'without output' '$tmp/stop2.md' && ! grep -q reference '$tmp/stop2.md' && ! grep -qx second '$tmp/stop2.md'"
+
 # ---------------------------------------------------------------- a real chapter: make docs lab02
 # With the solutions (this repository) lab02 runs to the end; in a handout (stubs only) it would
 # stop at exercise 2.1, so there only prose and code are woven and checked.
