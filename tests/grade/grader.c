@@ -146,7 +146,7 @@ typedef struct {
   int score;
   double seconds;
   char *why;      /* one line on what happened, "" when passed or plainly wrong */
-  char *fails;    /* failed checks, one per line */
+  char *fails;    /* failed checks: each a line, then its indented slice and hint */
   char *output;   /* program output, head and tail */
   long output_bytes;
 } Graded;
@@ -606,11 +606,198 @@ static bool close_enough(double g, double w, double atol, double rtol) {
   return g == w || fabs(g - w) <= atol + rtol * fabs(w);
 }
 
+/* ------------------------------------------------------------------ feedback in the tensor's terms */
+/* A failed value check names its first wrong entry as the tensor's index, (b, i, j), shows a
+ * few values of that row, expected above observed, and gives a hint only when the values show
+ * a pattern with a known cause (hint_for). The shape is the one the test stated for the tensor
+ * (its EXPECT_SHAPE, in the trusted run: shape_before); without one, flat indices. */
+
+#define MAX_SHAPE_DIMS 8
+#define SLICE_VALUES 8 /* values of a row shown around the first difference */
+
+typedef struct {
+  int ndim; /* 0: not known (flat indices) */
+  long dim[MAX_SHAPE_DIMS];
+} Shape;
+
+static long shape_numel(const Shape *s) {
+  long n = 1;
+  for (int d = 0; d < s->ndim; d++) n *= s->dim[d];
+  return n;
+}
+
+/* (b, i, j) of a flat index; [k] when the shape is not known */
+static void fmt_index(Str *b, const Shape *s, long flat) {
+  if (!s || s->ndim == 0) {
+    str_printf(b, "[%ld]", flat);
+    return;
+  }
+  long idx[MAX_SHAPE_DIMS];
+  for (int d = s->ndim - 1; d >= 0; d--) {
+    idx[d] = flat % s->dim[d];
+    flat /= s->dim[d];
+  }
+  str_printf(b, "(");
+  for (int d = 0; d < s->ndim; d++) str_printf(b, d ? ", %ld" : "%ld", idx[d]);
+  str_printf(b, ")");
+}
+
+/* The row of entry first along the last axis: where it starts and how long it is (the whole
+ * array when the shape is not known). */
+static void row_of(const Shape *s, long first, long n, long *start, long *len) {
+  *len = s && s->ndim ? s->dim[s->ndim - 1] : n;
+  if (*len < 1) *len = 1;
+  *start = first - first % *len;
+}
+
+/* a value to print: a NaN without its sign ("nan", never "-nan") */
+static double shown(double x) { return isnan(x) ? fabs(x) : x; }
+
+static void trim_end(Str *b) { /* no blanks at the end of a line */
+  while (b->len && b->s[b->len - 1] == ' ') b->s[--b->len] = '\0';
+}
+
+/* "  (0, 1, 0:4)  expected  0.7311  0.2689  0  0" and the observed values below, each off one
+ * marked with '*'. top_name, bot_name: "expected" and "got", or an agreement's two outputs. */
+static void fmt_slice(Str *b, const Shape *s, long first, long n, const double *top,
+                      const double *bot, const char *top_name, const char *bot_name,
+                      double atol, double rtol) {
+  long start, len;
+  row_of(s, first, n, &start, &len);
+  long j = first - start, lo = j - SLICE_VALUES / 2 + 1;
+  if (lo + SLICE_VALUES > len) lo = len - SLICE_VALUES;
+  if (lo < 0) lo = 0;
+  long hi = lo + SLICE_VALUES < len ? lo + SLICE_VALUES : len;
+  Str where = {0};
+  if (s && s->ndim) {
+    fmt_index(&where, s, start); /* "(0, 1, 0)": the last index becomes lo:hi */
+    char *p = strrchr(where.s, ' ');
+    where.len = p ? (size_t)(p + 1 - where.s) : 1;
+    where.s[where.len] = '\0';
+    str_printf(&where, "%ld:%ld)", lo, hi);
+  } else {
+    str_printf(&where, "[%ld:%ld]", lo, hi);
+  }
+  int w = (int)where.len;
+  str_printf(b, "\n    %s  %-8s", where.s, top_name);
+  for (long k = lo; k < hi; k++) str_printf(b, " %10.5g ", shown(top[start + k]));
+  trim_end(b);
+  str_printf(b, "\n    %*s  %-8s", w, "", bot_name);
+  for (long k = lo; k < hi; k++) {
+    double g = bot[start + k], t = top[start + k];
+    str_printf(b, " %10.5g%c", shown(g), close_enough(g, t, atol, rtol) ? ' ' : '*');
+  }
+  trim_end(b);
+  if (hi < len || lo > 0) str_printf(b, "  (%ld values in the row)", len);
+  free(where.s);
+}
+
+/* Where the row's nonzero entries end: the length a mask left it (len when it ends nonzero). */
+static long valid_length(const double *row, long len, double atol) {
+  long k = len;
+  while (k > 0 && fabs(row[k - 1]) <= atol) k--;
+  return k;
+}
+
+/* One line naming the likely cause, only for a pattern that has one; nothing otherwise.
+ * Each pattern is checked on all the values (not just the first difference). */
+static void hint_for(Str *b, const Shape *s, const double *got, const double *want, long n,
+                     long first, double atol, double rtol) {
+  /* 1. NaN or inf where the expected values are finite: in a row with something to keep, an
+   * overflow (or 0/0 after an underflow); in a row expected all 0, a 0/0 of an empty row */
+  long start, len, live = 0, empty = 0, live_first = -1, empty_first = -1;
+  for (long i = 0; i < n; i++) {
+    if (isfinite(got[i]) || !isfinite(want[i])) continue;
+    row_of(s, i, n, &start, &len);
+    bool all0 = s && s->ndim >= 2 && valid_length(want + start, len, 0) == 0;
+    if (all0 ? empty++ == 0 : live++ == 0) *(all0 ? &empty_first : &live_first) = i;
+  }
+  if (live) {
+    str_printf(b, "\n    hint: %ld value%s NaN or inf where finite ones are expected (first at ",
+               live, live == 1 ? " is" : "s are");
+    fmt_index(b, s, live_first);
+    str_printf(b, "): exp() overflows float above ~88 and is 0 below ~-103, giving inf/inf or "
+               "0/0; subtract the row's max before exp");
+  }
+  if (empty) {
+    str_printf(b, "\n    hint: %ld value%s NaN or inf in rows expected all 0 (first at ", empty,
+               empty == 1 ? " is" : "s are");
+    fmt_index(b, s, empty_first);
+    str_printf(b, "): a row with no valid entry (valid length 0) gives 0/0; it must give zeros");
+  }
+  if (live || empty) return;
+  /* 2. masked lengths: the expected rows end in zeros (a valid length) and the first wrong
+   * row's nonzero entries end elsewhere */
+  if (s && s->ndim >= 2) {
+    long masked_rows = 0;
+    row_of(s, first, n, &start, &len);
+    for (long r = 0; r + len <= n; r += len) masked_rows += valid_length(want + r, len, 0) < len;
+    long lw = valid_length(want + start, len, 0), lg = valid_length(got + start, len, atol);
+    if (masked_rows && lw != lg) {
+      Str row = {0};
+      fmt_index(&row, s, start);
+      char *p = strrchr(row.s, ',');
+      if (p) strcpy(p, ")"); /* the row: the index without its last axis */
+      str_printf(b, "\n    hint: row %s has %ld nonzero entr%s in the expected values (valid "
+                 "length %ld) and %ld in yours: it is masked with another length (2-D "
+                 "valid_lens: one per (batch, query) row; 1-D: one per batch row, shared by "
+                 "its queries)", row.s, lw, lw == 1 ? "y" : "ies", lw, lg);
+      free(row.s);
+      return;
+    }
+  }
+  bool all_zero = true;
+  for (long i = 0; i < n && all_zero; i++) all_zero = got[i] == 0;
+  /* 3. the last two axes swapped */
+  if (s && s->ndim >= 2 && s->dim[s->ndim - 1] == s->dim[s->ndim - 2] &&
+      s->dim[s->ndim - 1] > 1 && !all_zero) {
+    long m = s->dim[s->ndim - 1], mm = m * m;
+    bool transposed = true;
+    for (long i = 0; i < n && transposed; i++) {
+      long base = i - i % mm, r = (i % mm) / m, c = i % m;
+      transposed = close_enough(got[i], want[base + c * m + r], atol, rtol);
+    }
+    if (transposed) {
+      str_printf(b, "\n    hint: these are the expected values transposed: entry (..., i, j) "
+                 "holds the expected (..., j, i) (the last two axes swapped)");
+      return;
+    }
+  }
+  /* 4. every value off by one factor */
+  double gw = 0, ww = 0;
+  long nonzero = 0;
+  for (long i = 0; i < n; i++) {
+    gw += got[i] * want[i];
+    ww += want[i] * want[i];
+    nonzero += fabs(want[i]) > atol;
+  }
+  if (nonzero >= 2 && ww > 0 && !all_zero) {
+    double c = gw / ww;
+    bool scaled = fabs(c - 1) > 1e-3;
+    for (long i = 0; i < n && scaled; i++) scaled = close_enough(got[i], c * want[i], atol, rtol);
+    if (scaled) {
+      if (fabs(c + 1) <= 1e-3)
+        str_printf(b, "\n    hint: every value is the expected one with its sign flipped");
+      else
+        str_printf(b, "\n    hint: every value is %.4g times the expected one: a constant "
+                   "factor is missing or extra (a scale such as 1/sqrt(d) or 1/(1-p), a sum "
+                   "where a mean belongs)", c);
+      return;
+    }
+  }
+  /* 5. nothing written */
+  if (all_zero && nonzero)
+    str_printf(b, "\n    hint: every value is 0: the output was never written (or it was "
+               "multiplied by zeros)");
+}
+
 /* Whether got passes a check of this kind against want (trusted: the reference's want, atol
- * and rtol; for CHK_AGREE nw is the number of pairs); on failure one line saying why goes to
- * why. msg: the check's text. */
+ * and rtol; for CHK_AGREE nw is the number of pairs); on failure why says why: a first line,
+ * and for value checks a few values around the first difference and a hint (hint_for). msg:
+ * the check's text; shape: the checked tensor's (NULL or ndim 0: flat indices). */
 static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const double *want,
-                       uint32_t nw, double atol, double rtol, const char *msg, Str *why) {
+                       uint32_t nw, double atol, double rtol, const char *msg,
+                       const Shape *shape, Str *why) {
   switch (kind) {
   case CHK_CLOSE: {
     if (ng != nw) {
@@ -624,8 +811,19 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
       bad++;
     }
     if (!bad) return true;
-    str_printf(why, "%s[%ld]: expected %.7g, got %.7g (%ld of %u values off; tolerance %.1g + "
-               "%.1g*|expected|)", msg, first, want[first], got[first], bad, ng, atol, rtol);
+    const Shape *s = shape && shape->ndim && shape_numel(shape) == (long)ng ? shape : NULL;
+    str_printf(why, "%s", msg);
+    if (s) str_printf(why, " at ");
+    fmt_index(why, s, first);
+    if (s) {
+      str_printf(why, " of shape (");
+      for (int d = 0; d < s->ndim; d++) str_printf(why, d ? ", %ld" : "%ld", s->dim[d]);
+      str_printf(why, ")");
+    }
+    str_printf(why, ": expected %.7g, got %.7g (%ld of %u values off; tolerance %.1g + "
+               "%.1g*|expected|)", shown(want[first]), shown(got[first]), bad, ng, atol, rtol);
+    if (ng > 1) fmt_slice(why, s, first, ng, want, got, "expected", "got", atol, rtol);
+    hint_for(why, s, got, want, ng, first, atol, rtol);
     return false;
   }
   case CHK_AGREE: { /* got: a then b, nw pairs; both the run's own outputs */
@@ -640,8 +838,13 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
       bad++;
     }
     if (!bad) return true;
-    str_printf(why, "%s[%ld]: %.7g and %.7g differ (%ld of %u values; tolerance %.1g + "
-               "%.1g*|value|)", msg, first, got[first], got[nw + first], bad, nw, atol, rtol);
+    const Shape *s = shape && shape->ndim && shape_numel(shape) == (long)nw ? shape : NULL;
+    str_printf(why, "%s", msg);
+    if (s) str_printf(why, " at ");
+    fmt_index(why, s, first);
+    str_printf(why, ": %.7g and %.7g differ (%ld of %u values; tolerance %.1g + "
+               "%.1g*|value|)", shown(got[first]), shown(got[nw + first]), bad, nw, atol, rtol);
+    if (nw > 1) fmt_slice(why, s, first, nw, got, got + nw, "first", "second", atol, rtol);
     return false;
   }
   case CHK_NEAR:
@@ -716,7 +919,7 @@ static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
     const Check *c = &ref->c[i];
     Str tmp = {0};
     if (!eval_check(c->h.kind, c->got, c->h.n_got, c->want, expected_count(c), c->h.atol,
-                    c->h.rtol, c->msg, &tmp)) {
+                    c->h.rtol, c->msg, NULL, &tmp)) {
       str_printf(why, "the reference solution fails this test at %s:%u: %s", c->file,
                  c->h.line, tmp.s ? tmp.s : "");
       free(tmp.s);
@@ -730,6 +933,25 @@ static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
                "EXPECT_NOT_NULL or EXPECT_SHAPE), so a forged record could pass it; add an "
                "EXPECT_CLOSE or EXPECT_NEAR");
   return values;
+}
+
+/* The shape of the tensor that check i of the reference run looks at: the shape that the
+ * test's last EXPECT_SHAPE before it stated (in the trusted run), when no other value check
+ * came between them and it holds n values; ndim 0 (flat indices) otherwise. */
+static Shape shape_before(const Stream *ref, int i, uint32_t n) {
+  Shape s = {0};
+  for (int k = i - 1; k >= 0; k--) {
+    const Check *c = &ref->c[k];
+    if (is_value_check(c->h.kind) || c->h.kind == CHK_AGREE) break;
+    if (c->h.kind != CHK_SHAPE) continue;
+    int nd = c->h.n_want >= 1 ? (int)c->want[0] : 0;
+    if (nd < 1 || nd > MAX_SHAPE_DIMS || c->h.n_want != (uint32_t)(1 + nd)) break;
+    s.ndim = nd;
+    for (int d = 0; d < nd; d++) s.dim[d] = (long)c->want[1 + d];
+    if (shape_numel(&s) != (long)n) s.ndim = 0;
+    break;
+  }
+  return s;
 }
 
 /* The student's checks against the reference's, in order: the same check at each step, each
@@ -770,8 +992,9 @@ static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails) {
       } else {
         const char *msg = s->h.kind == CHK_BOOL || s->h.kind == CHK_FAIL ? s->msg : r->msg;
         Str m = {0};
+        Shape shape = shape_before(ref, i, expected_count(r));
         if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, expected_count(r), r->h.atol,
-                        r->h.rtol, msg, &m))
+                        r->h.rtol, msg, &shape, &m))
           str_printf(&why, "%s:%u: %s", r->file, r->h.line, m.s ? m.s : "");
         free(m.s);
       }
@@ -1013,7 +1236,7 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
   if (t->outcome == OUT_PASSED) return;
   const char *ind = "        ";
   if (*t->why) print_lines(t->why, 1, false, ind);
-  if (*t->fails && t->outcome != OUT_TODO) print_lines(t->fails, 4, false, ind);
+  if (*t->fails && t->outcome != OUT_TODO) print_lines(t->fails, 6, false, ind);
   bool show_tail = t->outcome == OUT_CRASH || t->outcome == OUT_EXITED ||
                    t->outcome == OUT_OOM || t->outcome == OUT_TIMEOUT;
   if (verbose && t->output_bytes) {

@@ -11,9 +11,12 @@
 #   3. make handout: no solutions/ or tests/hidden/ inside; unpacked, it builds and grades
 #      (zero points, no crash).
 #   4. the Gradescope recipe of docs/instructor-guide.md, end to end (as root when root).
+#   5. feedback in the student's terms: plausible wrong exercises (tests/grader/feedback/NAME/,
+#      laid over the stubs) get their first wrong entry as (b, i, j), a slice of its row, and
+#      only the hints their failure pattern calls for.
 # GRADING_SECTIONS=24 (say) runs only those sections (2 also runs the attacks); default: all.
 set -u
-sections=${GRADING_SECTIONS:-1234}
+sections=${GRADING_SECTIONS:-12345}
 cd "$(dirname "$0")/../.."
 root=$PWD
 passed=0
@@ -573,6 +576,64 @@ else
         [ ! -e "$ag/source/attention-lab-attack19-ran" ] && [ ! -e attention-lab-attack19-ran ]' ||
       tail -n 5 "$tmp/run-$name.log"
   done
+fi
+fi
+
+# ------------------------------------------------------------------ 5. feedback
+# A plausible wrong masked softmax, graded like a submission (its own runners, the solutions'
+# as the reference): what the student reads must point at the real fault. lens_1d reads 2-D
+# valid lengths as 1-D (one per batch row); no_max writes exp(X) / sum(exp(X)).
+if [[ $sections == *5* ]]; then
+if [ -n "$have_graded" ] && [ -n "$have_solutions" ] &&
+  mk grade-build VARIANT=solutions >"$tmp/fb-build.log" 2>&1 &&
+  mk grade-build VARIANT=labs >>"$tmp/fb-build.log" 2>&1; then
+  fref=$tmp/fb-reference
+  mkdir -p "$fref" && chmod 700 "$fref" && cp build/solutions/grade-run* "$fref/"
+  feedback() { # NAME: grade tests/grader/feedback/NAME over the stubs (lab02 only); dir in $w
+    w=$tmp/feedback/$1
+    mkdir -p "$w/tmp" "$w/out"
+    cp -a labs "$w/sub" && cp -r "tests/grader/feedback/$1"/. "$w/sub/"
+    cp -a build/labs/stage build/labs/sub build/labs/notes "$w/out/"
+    mk grade-runners VARIANT=labs GRADE_SUB="$w/sub" GRADE_OUT="$w/out" GRADE_REF="$fref" \
+      >"$w/build.log" 2>&1 || { fail "feedback $1: its runners do not build"; tail -n 5 "$w/build.log"; return 1; }
+    (cd "$w" && TMPDIR="$w/tmp" "$root/build/labs/grade" --runner "$w/out" --reference "$fref" \
+      --lab 02 --only masked_softmax --json "$w/results.json" >"$w/term.log" 2>&1)
+    check "feedback $1: results.json is valid JSON" json_valid "$w/results.json"
+  }
+  # what the terminal shows of one test: its row and the lines under it, up to the next test
+  shown() { awk -v t="$2" '/^  [a-z]/ {on = index($0, " " t " ") > 0} on' "$1"; }
+  if feedback lens_1d; then
+    s=$(shown "$w/term.log" lab02_masked_softmax_large_scores)
+    check "feedback lens_1d: large scores fails (its row 1 is masked with row 0's length)" \
+      grep -q '^  wrong answer' <<<"$s"
+    check "feedback lens_1d: large scores gets no 'subtract the max' hint (the max is not its fault)" \
+      eval '! grep -qi "subtract" <<<"$s" && ! grep -qi "subtract" <<<"$(test_line "$w/results.json" lab02_masked_softmax_large_scores)"'
+    check "feedback lens_1d: large scores names its first wrong entry as (b, i, j)" \
+      grep -qF 'at (0, 1, 0) of shape (1, 2, 4): expected 0.7310586, got 0' <<<"$s"
+    check "feedback lens_1d: large scores shows the row's expected and observed values" \
+      eval 'grep -qE "^ +\(0, 1, 0:4\)  expected +0\.73106 +0\.26894 +0 +0$" <<<"$s" &&
+        grep -qE "^ +got +0\* +0\* +1\* +0$" <<<"$s"'
+    check "feedback lens_1d: large scores is told the row is masked with another length" \
+      grep -qF 'hint: row (0, 1) has 2 nonzero entries in the expected values (valid length 2) and 3 in yours' <<<"$s"
+    check "feedback lens_1d: 2-D lengths names (0, 1, 0) of (2, 3, 5)" \
+      grep -qF 'at (0, 1, 0) of shape (2, 3, 5)' <<<"$(shown "$w/term.log" lab02_masked_softmax_2d)"
+    check "feedback lens_1d: 1-D lengths still pass" \
+      grep -q '^  passed .*lab02_masked_softmax_1d ' "$w/term.log"
+  fi
+  if feedback no_max; then
+    s=$(shown "$w/term.log" lab02_masked_softmax_large_scores)
+    check "feedback no_max: large scores: NaN in rows with values to keep, so subtract the row's max" \
+      eval 'grep -qF "hint: 7 values are NaN or inf where finite ones are expected (first at (0, 0, 0))" <<<"$s" &&
+        grep -qF "subtract the row'"'"'s max before exp" <<<"$s" && ! grep -q "rows expected all 0" <<<"$s"'
+    s=$(shown "$w/term.log" lab02_masked_softmax_zero_length)
+    check "feedback no_max: a length-0 row's NaN is told 0/0 of an empty row, not 'subtract the max'" \
+      eval 'grep -qF "hint: 15 values are NaN or inf in rows expected all 0 (first at (0, 0, 0))" <<<"$s" &&
+        ! grep -qi "subtract" <<<"$s"'
+    check "feedback no_max: 1-D lengths pass (small scores do not overflow)" \
+      grep -q '^  passed .*lab02_masked_softmax_1d ' "$w/term.log"
+  fi
+else
+  skip "feedback: it needs solutions/ and both graders built (see $tmp/fb-build.log)"
 fi
 fi
 
