@@ -192,6 +192,12 @@ typedef struct Backend {
                         const float *Hp, const float *Cp, const float *W_hh, float *dgh,
                         float *dgx, float *dC, float *dH, float *dW_hh, float *db_hh, int B,
                         int H);
+  /* scaled dot-product attention in one pass (cpu/cpu_attention.c, cuda/attention.cu; front
+   * t_attention_fused): O[b, i] = sum_j softmax_j(scale * Q[b, i] . K[b, j]) V[b, j] over the
+   * keys j < len[(b * Tq + i) / per] (len NULL: every key); a row with no key left is zeros.
+   * Q (B, Tq, d), K (B, Tk, d), V (B, Tk, dv), O (B, Tq, dv) */
+  void (*attention)(const float *Q, const float *K, const float *V, const int *len, long per,
+                    float *O, int B, int Tq, int Tk, int d, int dv, float scale);
 } Backend;
 
 /* The table of a device; a device with none is a clear error naming it. */

@@ -48,6 +48,13 @@ Tensor *t_log_softmax(Tensor *x);   /* over the last dim */
  * or (batch, queries); the leading dims of X are flattened to (batch, ...). The d2l building
  * block `sequence_mask`; with -INFINITY and then t_softmax, the masked softmax of lab 2. */
 Tensor *t_sequence_mask(Tensor *X, Tensor *valid_lens, float value);
+/* Scaled dot-product attention in one op (ops/attention.c): softmax(Q K^T / sqrt(d)) V with the
+ * keys past valid_lens masked as t_sequence_mask(-INFINITY) + t_softmax mask them — what d2l's
+ * DotProductAttention computes (without dropout), never storing the (queries, keys) scores in
+ * the forward (cuda/attention.cu: FlashAttention-style tiles). Q (batch, queries, d),
+ * K (batch, keys, d), V (batch, keys, dv), valid_lens NULL, (batch) or (batch, queries);
+ * returns (batch, queries, dv). The backward recomputes the scores from Q and K. */
+Tensor *t_attention_fused(Tensor *Q, Tensor *K, Tensor *V, Tensor *valid_lens);
 /* Per-token cross-entropy of logits (..., V) against integer labels (...), times an optional
  * weight (...) (1 = count, 0 = padding). Returns (...) — d2l's MaskedSoftmaxCELoss before the
  * mean. */

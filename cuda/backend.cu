@@ -209,6 +209,7 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
   cuda_register_optim(be);
   cuda_register_fused(be);
   cuda_register_rnn(be);
+  cuda_register_attention(be);
   backend_register(DEV_CUDA, be);
   return true;
 }

@@ -77,6 +77,7 @@ const Backend cpu_backend = {
     .sum_squares = cpu_sum_squares,
     .additive_scores = cpu_additive_scores,
     .additive_scores_grad = cpu_additive_scores_grad,
+    .attention = cpu_attention,
     .rnn_cell = cpu_rnn_cell,
     .rnn_cell_grad = cpu_rnn_cell_grad,
 };

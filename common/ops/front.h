@@ -30,4 +30,13 @@ static inline int *index_ints(const Tensor *t, long n, int max) {
   return out;
 }
 
+/* Valid lengths resolved for the rows of X (ops/softmax.c): row r of X viewed as (rows, keys)
+ * keeps keys j < len[r / per]. Checks valid_lens' shape ((d0) or (d0, d1) of X's leading dims)
+ * and values (whole numbers >= 0) on the host; lengths past the keys are capped. */
+typedef struct {
+  int *len; /* X's device memory, one per entry of valid_lens */
+  long per; /* rows sharing one length */
+} Lens;
+Lens resolve_lens(const char *op, const Tensor *X, const Tensor *valid_lens);
+
 #endif

@@ -57,12 +57,7 @@ Tensor *t_log_softmax(Tensor *x) {
  * pair; both reduce to "one length per run of `per` consecutive rows" in row-major order.
  * Lengths must be whole numbers >= 0; a length beyond the number of keys is clamped to it
  * (it masks nothing), matching d2l's `arange(maxlen) < valid_len` test. */
-typedef struct {
-  int *len; /* X's device memory, one per entry of valid_lens */
-  long per; /* rows sharing one length */
-} Lens;
-
-static Lens resolve_lens(const char *op, const Tensor *X, const Tensor *valid_lens) {
+Lens resolve_lens(const char *op, const Tensor *X, const Tensor *valid_lens) {
   char sx[64], sl[64];
   need(op, "valid_lens", valid_lens);
   tensor_same_device(op, X, valid_lens, NULL);

@@ -211,6 +211,7 @@ static const Family families[] = {
     {"elementwise", cases_elementwise}, {"matmul", cases_matmul}, {"reduce", cases_reduce},
     {"softmax", cases_softmax},         {"nn", cases_nn},         {"shape", cases_shape},
     {"optim", cases_optim},             {"fused", cases_fused},   {"rnn", cases_rnn},
+    {"attention", cases_attention},
 };
 enum { N_FAMILIES = sizeof families / sizeof families[0] };
 

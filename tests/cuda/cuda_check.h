@@ -44,6 +44,6 @@ void cc_shape(CcRun *r, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 /* each family's table, terminated by a case with name NULL */
 extern const CcCase cases_elementwise[], cases_matmul[], cases_reduce[], cases_softmax[],
-    cases_nn[], cases_shape[], cases_optim[], cases_fused[], cases_rnn[];
+    cases_nn[], cases_shape[], cases_optim[], cases_fused[], cases_rnn[], cases_attention[];
 
 #endif
