@@ -40,4 +40,18 @@ void DotProductAttention_init(DotProductAttention *a, float dropout);
 Tensor *DotProductAttention_forward(DotProductAttention *a, Tensor *queries, Tensor *keys,
                                     Tensor *values, Tensor *valid_lens, bool training);
 
+/* The kernel track: masked softmax written out as the loops and kernels the ops are made of.
+ * Exercise 2.5 — masked softmax as a plain C loop, row by row (labs/lab02/masked_softmax_rows.c).
+ * X, Y: (batch, queries, keys) floats, contiguous; valid_lens: NULL (no mask), (batch) ints
+ * when lens_ndim == 1 (one per example), or (batch, queries) when lens_ndim == 2 (one per
+ * query); each length in [0, keys]. Row (b, i) of Y is the softmax of its first len entries,
+ * zeros after them, all zeros when len == 0. Returns 0 (the stub: -1, Y untouched). */
+int masked_softmax_rows(const float *X, const int *valid_lens, int lens_ndim, int batch,
+                        int queries, int keys, float *Y);
+/* Its backward: dX = dL/dX from Y (the forward's output) and dY = dL/dY, all (batch, queries,
+ * keys): per row dX_j = Y_j (dY_j - sum_k dY_k Y_k); masked keys (Y_j = 0) get 0. Returns 0
+ * (the stub: -1, dX untouched). */
+int masked_softmax_rows_backward(const float *Y, const float *dY, int batch, int queries,
+                                 int keys, float *dX);
+
 #endif

@@ -9,6 +9,10 @@
 #       to export only exercise names (objcopy --keep-global-symbols). Any failure — a compile
 #       error, a refused include, a limit — leaves STUB (the kit's stub) as OBJ and the reason in
 #       NOTE, so the file's exercises score 0 and the rest is graded; success removes NOTE.
+#       With VEC_INFO=1 in the environment (grade.mk: the kernel track's C loops), a compiled
+#       file is also compiled for AVX2 (-O3 -march=x86-64-v3, confined as above, from the same
+#       checked text) and NOTE's sibling NAME.vec.txt says, for information, which of its loops
+#       GCC vectorized and GCC's reason where it did not (vec_info.awk). Not graded.
 #   confined.sh link OUT -- CC ARGS...
 #       links a runner; the input files are copied in, so the linker reads nothing else of ours.
 #
@@ -102,6 +106,8 @@ fi
 # ------------------------------------------------------------------ compile
 B=$1 staged=$2 obj=$3 note=$4 stub=$5
 shift 6 # ... --
+vec_note=${note%.txt}.vec.txt
+rm -f "$vec_note"
 rel=${staged%/*}
 rel=${rel##*/}/${staged##*/} # labNN/FILE.c
 cc=$1
@@ -148,6 +154,17 @@ mkdir -p "$(dirname "$obj")" "$(dirname "$note")"
 if [ $s -eq 0 ] && [ -s "$t/w/$o.kept" ]; then
   cat "$t/w/$o.kept" >"$obj.tmp" && mv -f "$obj.tmp" "$obj"
   rm -f "$note"
+  if [ "${VEC_INFO:-}" = 1 ]; then
+    # the text include_check.awk passed, compiled again for AVX2 with GCC's vectorizer report
+    confine "$@" -O3 -march=x86-64-v3 -fopt-info-vec-all="$t/vec.info" -c -x cpp-output \
+      "$t/x.i" -o /dev/null
+    if [ $? -eq 0 ] && [ -f "$t/vec.info" ]; then
+      LC_ALL=C awk -v F="$rel" -f "$here/vec_info.awk" "$t/vec.info" >"$vec_note.tmp" &&
+        mv -f "$vec_note.tmp" "$vec_note"
+    else
+      echo "grade: $rel: the AVX2 vectorization report (information only) could not be made" >"$vec_note"
+    fi
+  fi
   exit 0
 fi
 {

@@ -118,10 +118,13 @@ GSUB_OBJ := $(GRADE_FILES:%.c=$(GRADE_OUT)/sub/%.o)
 # Each file alone, confined, checked (tests/grade/confined.sh); exporting nothing but exercise
 # names (objcopy --keep-global-symbols: a `write` or `memcpy` of the student's becomes local to
 # its file). A file that fails leaves the stub's object and a note (results.json shows it).
+# The kernel track's C loops (GRADE_VEC_INFO) also get GCC's AVX2 vectorization report as a
+# note, for information (confined.sh, vec_info.awk).
+GRADE_VEC_INFO := lab02/masked_softmax_rows
 $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(FLAGS_STAMP) $(GINC_STAMP) \
   tests/grade/confined.sh tests/grade/include_check.awk tests/grade/check_submission.sh \
-  tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt
-	@bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+  tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt tests/grade/vec_info.awk
+	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
 
 # The runners follow the test sources: a list file per runner, rewritten only when its set of
