@@ -106,6 +106,11 @@ endif
 COMMON_SRC := $(wildcard common/*.c common/ops/*.c common/cpu/*.c)
 CUDA_SRC := $(wildcard cuda/*.cu)
 EX_SRC := $(wildcard $(VARIANT)/lab*/*.c)
+# The kernel exercises (the kernel track, cuda/README.md "Kernel exercises"): .cu files beside
+# the .c ones, built like cuda/*.cu (nvcc for the labs, host C++ against the emulator for the
+# tests), declared in labs/labNN/labNN_kernels.h; cuda/exercises.cu installs them in the table.
+EX_CU_SRC := $(wildcard $(VARIANT)/lab*/*.cu)
+KERNEL_H := $(wildcard labs/lab*/lab*_kernels.h)
 LAB_MAINS := $(sort $(wildcard chapters/*/lab[0-9][0-9].c))
 CHAP_SRC := $(filter-out $(LAB_MAINS),$(wildcard chapters/*/*.c))
 LABS := $(notdir $(basename $(LAB_MAINS)))
@@ -144,7 +149,7 @@ LINK_LIBS = $(LIBCHAP) $(LIBEX) $(LIBCOMMON) $(LDLIBS)
 # The CUDA backend, linked as objects (not in libcommon): the labs get the nvcc-built kernels, or
 # cuda/nocuda.c in a CPU-only build; the tests get the same kernels built against the emulator.
 ifneq ($(filter cuda,$(FEATURES)),)
-LAB_CUDA_OBJ := $(CUDA_SRC:%.cu=$(OBJ)/%.o)
+LAB_CUDA_OBJ := $(CUDA_SRC:%.cu=$(OBJ)/%.o) $(EX_CU_SRC:%.cu=$(VOBJ)/%.o)
 LAB_CUDA_LIBS := $(CUDA_LDLIBS)
 else
 LAB_CUDA_OBJ := $(OBJ)/cuda/nocuda.o
@@ -152,7 +157,7 @@ LAB_CUDA_LIBS :=
 endif
 EMU_CXXFLAGS := -std=c++20 -DAL_CUDA_EMU -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -g -fno-math-errno
 EMU_SRC := $(CUDA_SRC) cuda/emu.cpp
-EMU_OBJ := $(patsubst %,$(B)/emu/%.o,$(basename $(EMU_SRC)))
+EMU_OBJ := $(patsubst %,$(B)/emu/%.o,$(basename $(EMU_SRC))) $(EX_CU_SRC:%.cu=$(B)/emu/%.o)
 EMU_LIBS := -lstdc++ -lpthread
 
 DEPFLAGS = -MMD -MP
@@ -173,23 +178,30 @@ NVCC_FLAGS += $(if $(NVCC_LINEINFO),-lineinfo)
 # same sources before (a clone, a worktree, the next CI run) copies them instead. NVCC_CACHE=
 # (empty) turns it off; entries unused for 30 days are removed.
 NVCC_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/attention-lab/nvcc
-NVCC_KEY_CMD = { $(NVCC) --version; g++ --version | head -1; echo '$(NVCC_FLAGS)' $<; \
-  find cuda common -name '*.h' -o -name '*.cuh' | LC_ALL=C sort | xargs cat; \
-  cat $< cuda/nvcc_check.sh; } | sha256sum | cut -c1-40
-$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h cuda/nvcc_check.sh $(FLAGS_STAMP)
+NVCC_KEY_CMD = { $(NVCC) --version; g++ --version | head -1; echo '$(NVCC_FLAGS) $(NVCC_EX)' $<; \
+  { find cuda common -name '*.h' -o -name '*.cuh'; ls labs/lab*/lab*_kernels.h 2>/dev/null; } | \
+  LC_ALL=C sort | xargs cat; cat $< cuda/nvcc_check.sh; } | sha256sum | cut -c1-40
+# (the kernel exercises: the same, with labs/ on the include path for their lab's header)
+$(EX_CU_SRC:%.cu=$(VOBJ)/%.o): NVCC_EX := -Ilabs
+$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) cuda/nvcc_check.sh $(FLAGS_STAMP)
+	$(nvcc_cached)
+$(VOBJ)/%.o: %.cu cuda/*.h common/*.h $(KERNEL_H) cuda/nvcc_check.sh $(FLAGS_STAMP)
+	$(nvcc_cached)
+define nvcc_cached
 	@mkdir -p $(@D)
-	@c='$(NVCC_CACHE)'; k="$$c/$*-$$($(NVCC_KEY_CMD))"; \
+	@c='$(NVCC_CACHE)'; k="$$c/$(subst /,_,$*)-$$($(NVCC_KEY_CMD))"; \
 	if [ -n "$$c" ] && [ -s "$$k.o" ] && [ -f "$$k.ptxas" ]; then \
 	  echo "nvcc $< (cached: $$k.o)"; cp "$$k.ptxas" $@.ptxas && cp "$$k.o" $@ && touch "$$k.o"; \
 	else \
-	  echo "bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS)"; \
-	  bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS) || exit 1; \
+	  echo "bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS) $(NVCC_EX)"; \
+	  bash cuda/nvcc_check.sh $(NVCC) $< $@ $(NVCC_FLAGS) $(NVCC_EX) || exit 1; \
 	  if [ -n "$$c" ] && mkdir -p "$$c" 2>/dev/null; then \
 	    cp $@.ptxas "$$k.ptxas.$$$$" && mv "$$k.ptxas.$$$$" "$$k.ptxas" && \
 	    cp $@ "$$k.o.$$$$" && mv "$$k.o.$$$$" "$$k.o" || rm -f "$$k.ptxas.$$$$" "$$k.o.$$$$"; \
 	    find "$$c" -type f -mtime +30 -delete 2>/dev/null || true; \
 	  fi; \
 	fi
+endef
 $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -197,9 +209,12 @@ $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 # kernel calls the emulator's checks (memcheck, initcheck, racecheck, the profiler) through
 # gcc's ThreadSanitizer instrumentation, whose entry points cuda/emu.cpp defines (no libtsan
 # is linked); not vectorized, so each thread's accesses stay one per element, as on a GPU.
-$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP) $(EMU_STAMP)
+$(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -x c++ -c $< -o $@
+$(B)/emu/$(VARIANT)/%.o: $(VARIANT)/%.cu cuda/*.h common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -Ilabs -x c++ -c $< -o $@
 $(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -c $< -o $@
@@ -246,6 +261,10 @@ $(B)/emu-bin/$(1): $$($(1)_MAIN) $$(LIBS_ALL) $$(EMU_OBJ) $$(VARIANT_STAMP)
 	$$(CC) $$(CFLAGS) -o $$@ $$($(1)_MAIN) $$(EMU_OBJ) $$(LINK_LIBS) $$(EMU_LIBS)
 endef
 $(foreach l,$(LABS),$(eval $(call LAB_EMU_RULE,$(l))))
+# make lab05-emu: that binary, for running a kernel exercise on the emulated device outside the
+# grader (build/emu-bin/lab05 --device cuda; a sanitizer finding names its source line)
+.PHONY: $(LABS:%=%-emu)
+$(LABS:%=%-emu): %-emu: $(B)/emu-bin/%
 .PHONY: gpu-report
 # every check and timing of the CUDA backend on this machine's card, in one Markdown report
 # (tests/tools/gpu_report.sh; without a GPU its GPU parts say "skip: no GPU")
@@ -290,13 +309,16 @@ ASAN_OBJ := $(ASAN_SRC:%.c=$(ASAN)/%.o)
 $(ASAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ASAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
-ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC)))
+ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC) $(wildcard solutions/lab*/*.cu)))
 # The kernels of this build round like nvcc's: multiply-adds contracted into FMAs (nvcc's
 # default, fma.rn.f32; EMU_FMA above), where the CPU has them; the plain emulated build does
 # not contract, so a tolerance-0 case passes only if it holds both ways.
-$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP) $(EMU_STAMP)
+$(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_FMA) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
+$(ASAN)/emu/solutions/%.o: solutions/%.cu cuda/*.h common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_FMA) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Ilabs -x c++ -c $< -o $@
 $(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
@@ -316,13 +338,16 @@ TSAN_SRC := $(COMMON_SRC) $(wildcard solutions/lab*/*.c) $(CHAP_SRC) $(CHECK_SRC
 $(TSAN)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_CFLAGS) $(DEPFLAGS) -Ilabs -c $< -o $@
-$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(FLAGS_STAMP)
+$(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -x c++ -c $< -o $@
+$(TSAN)/emu/solutions/%.o: solutions/%.cu cuda/*.h common/*.h $(KERNEL_H) $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -Ilabs -x c++ -c $< -o $@
 $(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -c $< -o $@
-$(TSAN)/cuda_check_emu: $(TSAN_SRC:%.c=$(TSAN)/%.o) $(patsubst %,$(TSAN)/emu/%.o,$(basename $(EMU_SRC)))
+$(TSAN)/cuda_check_emu: $(TSAN_SRC:%.c=$(TSAN)/%.o) $(patsubst %,$(TSAN)/emu/%.o,$(basename $(EMU_SRC) $(wildcard solutions/lab*/*.cu)))
 	$(CC) $(TSAN_CFLAGS) -o $@ $^ $(filter-out -fopenmp,$(LDLIBS)) $(EMU_LIBS) -fsanitize=thread
 
 .PHONY: unit asan-unit test vec-check test-aarch64

@@ -198,6 +198,11 @@ typedef struct Backend {
    * Q (B, Tq, d), K (B, Tk, d), V (B, Tk, dv), O (B, Tq, dv) */
   void (*attention)(const float *Q, const float *K, const float *V, const int *len, long per,
                     float *O, int B, int Tq, int Tk, int d, int dv, float scale);
+
+  /* the chapters' tables: rows [row0, row0 + rows) of lab 05's sinusoidal positional encoding
+   * into P (rows, d) (t_positional_encoding). NULL on the CPU, whose table is exercise 5.1's
+   * host array; the CUDA table's is exercise 5.2's kernel (cuda/exercises.cu) */
+  void (*positional_encoding)(float *P, int row0, int rows, int d);
 } Backend;
 
 /* The table of a device; a device with none is a clear error naming it. */

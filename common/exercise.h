@@ -5,6 +5,10 @@
 #ifndef AL_EXERCISE_H
 #define AL_EXERCISE_H
 
+#ifdef __cplusplus
+extern "C" { /* kernel exercises (.cu, compiled as C++) call the stub marker too */
+#endif
+
 void exercise_todo(const char *number, const char *name, const char *file);
 #define EXERCISE_TODO(number, name) exercise_todo((number), (name), __FILE__)
 
@@ -14,4 +18,7 @@ void exercise_todo(const char *number, const char *name, const char *file);
 void *exercise_need(void *ptr, const char *what);
 void exercise_missing(const char *what);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -73,6 +73,11 @@ Tensor *t_batch_norm(Tensor *x, Tensor *gamma, Tensor *beta, Tensor *running_mea
 Tensor *t_embedding(Tensor *W, Tensor *ids);
 /* Inverted dropout: zero with probability p, scale the rest by 1/(1-p). Identity unless training. */
 Tensor *t_dropout(Tensor *x, float p, bool training);
+/* Rows [offset, offset + steps) of a sinusoidal positional-encoding table as a (steps, d)
+ * constant on device dev: copied from `table` (max_len, d), the host table of exercise 5.1, or
+ * computed on the device where its table has a positional_encoding kernel (exercise 5.2). */
+Tensor *t_positional_encoding(const float *table, int max_len, int d, int offset, int steps,
+                              Device dev);
 
 /* ---------- shape ops (ops/shape.c) ---------- */
 Tensor *t_reshape(Tensor *x, int ndim, const int *shape);   /* a view; one dim may be -1 */

@@ -210,6 +210,7 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
   cuda_register_fused(be);
   cuda_register_rnn(be);
   cuda_register_attention(be);
+  cuda_register_exercises(be);
   backend_register(DEV_CUDA, be);
   return true;
 }

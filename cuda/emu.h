@@ -172,6 +172,9 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
 /* The grid cap of the launchers (al_cuda.h's cap_grid): `hw`, or AL_CUDA_EMU_GRID_CAP from the
  * environment when smaller, so grid-stride loops take several trips in the tests. */
 long emu_grid_cap(long hw);
+/* The same cap set by a program (the grader's kernel tests, whose environment is empty);
+ * 0: none. */
+void emu_set_grid_cap(long blocks);
 /* The next launch's grid came through cap_grid, cut by the cap or not: the tests list the
  * kernels whose grid no case outgrew (their grid-stride loops never took a second trip). */
 void emu_grid_note(bool capped);

@@ -16,6 +16,8 @@ void cuda_register_optim(Backend *be);       /* optim.cu */
 void cuda_register_fused(Backend *be);       /* fused.cu: additive_scores */
 void cuda_register_rnn(Backend *be);         /* rnn.cu: rnn_cell */
 void cuda_register_attention(Backend *be);   /* attention.cu: fused attention forward */
+/* exercises.cu: the kernel exercises' launchers (labs/ or solutions/), after the families */
+void cuda_register_exercises(Backend *be);
 
 /* The one call into cuBLAS (matmul.cu): count products C[b] = alpha op(A[b]) op(B[b]) + beta C[b]
  * in gemm.h's row-major conventions; `entry` names the caller in an error. */

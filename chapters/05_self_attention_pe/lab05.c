@@ -183,6 +183,29 @@ Filling the table is exercise 5.1 (`labs/lab05/positional_encoding.c`);
 every sequence of the batch, then applies dropout. (An odd $d$ gets a last column that is a
 sine without a cosine partner; the book's PyTorch code would fail on it.)
 
+### The table as a CUDA kernel (exercise 5.2)
+
+With `--device cuda` the rows of $\mathbf{P}$ are computed on the GPU, where they are added, by
+a kernel: exercise 5.2 (`labs/lab05/posenc_kernel.cu`), the first of the kernel track. A
+*kernel* is a function that runs once per *thread*. Threads come in *blocks* (at most 1024;
+here 256, eight *warps* of 32 threads that execute in step), and the blocks of one launch form
+the *grid*. Each thread finds its element from where it sits: `e = blockIdx.x * blockDim.x +
+threadIdx.x`, row `e / d`, column `e % d`. An entry of $\mathbf{P}$ depends on its own $i$ and
+$j$ only, so one thread per element needs no communication at all.
+
+Two rules make the kernel right for every size. The *bound*: a grid is a whole number of
+blocks, so the last block usually reaches past the table, and a thread whose `e` is past
+`rows * d` must write nothing (on a GPU it would overwrite someone else's memory; the kit's
+emulator stops it with a memcheck report). The *grid-stride loop*, `for (e = first; e < n;
+e += gridDim.x * blockDim.x)`, lets a grid smaller than the table cover it: the launcher caps
+the grid at what a GPU runs at once (`cap_grid`), and the grader caps it at two blocks, so the
+loop has to loop. Consecutive threads write consecutive floats, so each warp's store is one
+128-byte request: 4 sectors of 32 bytes, the ideal the emulator's profiler counts.
+
+The kernel stands in for exercise 5.1 on the device, so the first time it fills a table the
+kit compares its rows with 5.1's host table (`t_positional_encoding`). Until 5.2 is done,
+`--device cuda` uses the kit's own kernel and says so once.
+
 Below, $d = 32$, and we add the encoding to a zero input of 60 positions, which gives back
 $\mathbf{P}$ itself. Each column oscillates at its own frequency; the frequency falls along the
 columns — column 6/7 oscillates faster than column 8/9.

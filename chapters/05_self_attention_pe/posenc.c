@@ -1,5 +1,6 @@
 /* posenc.c — PositionalEncoding_init / _free / _forward (not exercises: the table itself is
- * exercise 5.1, positional_encoding_table in labs/lab05/). Labs 06 and 07 use these. */
+ * exercise 5.1, positional_encoding_table in labs/lab05/, and on a CUDA device exercise 5.2,
+ * positional_encoding_cuda in labs/lab05/posenc_kernel.cu). Labs 06 and 07 use these. */
 #include <stdlib.h>
 
 #include "../../common/exercise.h"
@@ -45,7 +46,8 @@ Tensor *PositionalEncoding_forward(const PositionalEncoding *pe, Tensor *X, int 
                  "positions %d..%d of X %s are outside the table's max_len = %d; build the "
                  "encoding with a larger max_len",
                  offset, offset + steps - 1, shape_str(X, s, sizeof s), pe->max_len);
-  /* P[offset : offset + steps] as a (steps, d) constant; t_add broadcasts it over the batch. */
-  Tensor *P = tensor_from(2, (const int[]){steps, d}, pe->P + (long)offset * d);
+  /* P[offset : offset + steps] as a (steps, d) constant on X's device (there, computed by the
+   * device's kernel, exercise 5.2); t_add broadcasts it over the batch. */
+  Tensor *P = t_positional_encoding(pe->P, pe->max_len, d, offset, steps, X->device);
   return Dropout_forward(&pe->dropout, t_add(X, P), training); /* (batch, steps, d) */
 }

@@ -7,11 +7,14 @@
  * Layer norm's groups are rows (the last dim); batch norm's groups are columns (one feature
  * over all leading positions).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../rng.h"
+#include "../util.h"
 #include "front.h"
 
 /* gamma, beta, running stats: NULL or a (D) vector matching x's last dim. */
@@ -186,4 +189,62 @@ Tensor *t_dropout(Tensor *x, float p, bool training) {
     ag_record(out, dropout_backward, x, NULL, NULL);
   }
   return out;
+}
+
+/* ---------- positional encoding (lab 05) ---------- */
+
+/* The tables this thread has compared with their device kernel (most recent first). A table
+ * is one (pointer, max_len, d): the chapters build a few and keep them for the program. */
+#define PE_CHECKED 8
+static _Thread_local struct {
+  const float *table;
+  int max_len, d;
+} pe_checked[PE_CHECKED];
+
+/* The device kernel stands in for exercise 5.1's host table: before its rows are used, the
+ * whole table it computes is compared with the host's, once per table. Rounding: both compute
+ * the angle i / 10000^(2j/d) in float32, but a GPU's powf and sinf may differ from the host's by
+ * a few ulps of the angle, which is below max_len. */
+static void pe_check_device(const char *op, const float *table, int max_len, int d, Device dev) {
+  for (int k = 0; k < PE_CHECKED; k++)
+    if (pe_checked[k].table == table && pe_checked[k].max_len == max_len && pe_checked[k].d == d)
+      return;
+  Tensor *full = tensor_new_on(dev, 2, (const int[]){max_len, d}); /* (max_len, d) */
+  KERNEL(dev, positional_encoding, full->data, 0, max_len, d);
+  float *got = xmalloc(sizeof(float) * (size_t)max_len * (size_t)d);
+  tensor_to_host(full, got);
+  const double tol = 1e-5 + 8.0 * FLT_EPSILON * max_len;
+  long bad = -1;
+  for (long e = 0; e < (long)max_len * d && bad < 0; e++)
+    if (!(fabs((double)got[e] - table[e]) <= tol)) bad = e;
+  if (bad >= 0) {
+    const double g = got[bad], w = table[bad];
+    free(got);
+    tensor_error(op,
+                 "the %s device's positional-encoding kernel (exercise 5.2, "
+                 "labs/lab05/posenc_kernel.cu) and the host table (exercise 5.1) disagree at "
+                 "P[%ld, %ld] of the (%d, %d) table: %.7g on the device, %.7g on the host "
+                 "(tolerance %.2g). Fix the one that is wrong: make grade LAB=05 checks both",
+                 backend_of(dev)->name, bad / d, bad % d, max_len, d, g, w, tol);
+  }
+  free(got);
+  memmove(pe_checked + 1, pe_checked, sizeof pe_checked - sizeof pe_checked[0]);
+  pe_checked[0].table = table, pe_checked[0].max_len = max_len, pe_checked[0].d = d;
+}
+
+Tensor *t_positional_encoding(const float *table, int max_len, int d, int offset, int steps,
+                              Device dev) {
+  const char *op = "t_positional_encoding";
+  if (!table) tensor_error(op, "the table is NULL");
+  if (max_len < 1 || d < 1 || steps < 1 || offset < 0 || offset + steps > max_len)
+    tensor_error(op, "rows %d..%d of a (%d, %d) table: out of range", offset,
+                 offset + steps - 1, max_len, d);
+  Tensor *P = tensor_new_on(dev, 2, (const int[]){steps, d}); /* (steps, d) */
+  if (!backend_of(dev)->positional_encoding) { /* the CPU: the host table's rows */
+    tensor_copy_from_host(P, table + (long)offset * d);
+    return P;
+  }
+  pe_check_device(op, table, max_len, d, dev);
+  KERNEL(dev, positional_encoding, P->data, offset, steps, d);
+  return P;
 }

@@ -8,7 +8,11 @@
  * (the += path; otherwise the fresh, store path). */
 #include "cuda_check.h"
 
+#include <stdlib.h>
+
 #include "../../common/rng.h"
+#include "../../common/util.h"
+#include "lab05/lab05.h"
 
 /* ---------- layer norm ---------- */
 
@@ -101,6 +105,27 @@ static Tensor *run_dropout_05(CcRun *r) { return dropout_case(r, 0.5f, true, fal
 static Tensor *run_dropout_twice(CcRun *r) { return dropout_case(r, 0.5f, true, true); }
 static Tensor *run_dropout_eval(CcRun *r) { return dropout_case(r, 0.5f, false, false); }
 
+/* ---------- positional encoding (lab 05; the kernel is exercise 5.2's, cuda/exercises.cu) ---------- */
+
+/* (max_len, d, offset, steps): rows [offset, offset + steps) of a (max_len, d) table; odd d; the
+ * last two outgrow a grid capped at 2 blocks of 256 (steps * d > 512) */
+static const int pe_shapes[][4] = {{1, 1, 0, 1},      {10, 7, 3, 5},     {40, 31, 9, 31},
+                                   {100, 33, 99, 1},  {1000, 32, 0, 100}, {1000, 257, 900, 100}};
+enum { N_PE = sizeof pe_shapes / sizeof pe_shapes[0] };
+
+/* x (2, steps, d) + the rows, as PositionalEncoding_forward adds them (the rows are a constant:
+ * only x has a gradient). The host table is exercise 5.1's. */
+static Tensor *run_pe(CcRun *r) {
+  const int *s = pe_shapes[r->variant];
+  cc_shape(r, "rows %d..%d of a (%d, %d) table", s[2], s[2] + s[3] - 1, s[0], s[1]);
+  float *table = xmalloc(sizeof(float) * (size_t)s[0] * (size_t)s[1]); /* (max_len, d) */
+  if (positional_encoding_table(table, s[0], s[1]) != 0) die("exercise 5.1 is a stub");
+  Tensor *x = cc_input(r, 3, (int[]){2, s[3], s[1]}, 81, -1, 1, true);
+  Tensor *y = t_add(x, t_positional_encoding(table, s[0], s[1], s[2], s[3], r->dev));
+  free(table);
+  return y;
+}
+
 /* Tolerances, each a property of the kernels:
  *  - layer norm: row sums in a different order (warp tree vs the CPU's 16 lanes) and FMA
  *    contraction; rstd (up to ~2 here) and the 1/D means carry ulps of the sums.
@@ -115,6 +140,9 @@ static Tensor *run_dropout_eval(CcRun *r) { return dropout_case(r, 0.5f, false, 
 #define BN_WHY "double column sums in another order; the same float expressions elsewhere"
 #define EMB_WHY "gradient rows summed in atomic order instead of id order: ulps of ~13 terms"
 #define DROP_WHY "the same counter-based mask bits and one float multiply: exact"
+/* the same float32 expressions; a GPU's powf/sinf/cosf differ from the host's by a few ulps of
+ * the angle, below 1000 here (ulp 6e-5) */
+#define PE_WHY "GPU powf/sinf/cosf: a few ulps of angles below 1000 (ulp 6e-5)"
 const CcCase cases_nn[] = {
     {"layer_norm", N_LN, run_ln, 1e-5f, LN_WHY},
     {"layer_norm (no gamma, beta)", N_LN, run_ln_plain, 1e-5f, LN_WHY},
@@ -128,5 +156,6 @@ const CcCase cases_nn[] = {
     {"dropout (p = 0.5)", N_DROP, run_dropout_05, 0.0f, DROP_WHY},
     {"dropout (p = 0.5, dx added)", N_DROP, run_dropout_twice, 0.0f, DROP_WHY},
     {"dropout (eval: identity)", N_DROP, run_dropout_eval, 0.0f, DROP_WHY},
+    {"positional_encoding (rows of the table, + x)", N_PE, run_pe, 3e-4f, PE_WHY},
     {0},
 };

@@ -6,7 +6,11 @@
 #       and the stream checked as it is written (include_check.awk): every file it opens must be
 #       one of the kit's headers (B/grade-include/) or a system header, else the compile stops
 #       there with the file and line. The object must pass check_submission.sh, and is rewritten
-#       to export only exercise names (objcopy --keep-global-symbols). Any failure — a compile
+#       to export only exercise names (objcopy --keep-global-symbols). A kernel exercise (.cu) is
+#       compiled as C++ against the CUDA emulator (its headers are kit headers: B/grade-include/
+#       cuda/), and loses ThreadSanitizer's module constructor, the one the emulator's
+#       instrumentation adds (it calls __tsan_init, which the emulator leaves empty), so that it
+#       too has no constructor. Any failure — a compile
 #       error, a refused include, a limit — leaves STUB (the kit's stub) as OBJ and the reason in
 #       NOTE, so the file's exercises score 0 and the rest is graded; success removes NOTE.
 #       With VEC_INFO=1 in the environment (grade.mk: the kernel track's C loops), a compiled
@@ -122,7 +126,7 @@ fi
 sys=$("$cc" -E -Wp,-v -xc /dev/null 2>&1 >/dev/null | awk '/^ \//{printf ":%s", $1}')
 mkdir -p "$t/w/${rel%/*}"
 cat -- "$staged" >"$t/w/$rel"
-o=${rel%.c}.o
+o=${rel%.*}.o
 
 # One step, confined: preprocess (checked as a stream), compile the checked text, check the
 # object's symbols and sections, make non-exercise globals local.
@@ -133,10 +137,15 @@ step='in=$1; o=$2; shift 2
 [ -s "$T/why" ] && exit 3
 read -r pp awk_s <"$T/pp.status"
 [ "$pp" = 0 ] && [ "$awk_s" = 0 ] || exit 1
-"$@" -fmax-errors=20 -c -x cpp-output "$T/x.i" -o "$o" || exit 1
+"$@" -fmax-errors=20 -c -x "$PPLANG" "$T/x.i" -o "$o" || exit 1
+if [ "$PPLANG" = c++-cpp-output ]; then
+  objcopy -R .init_array.00099 -R .rela.init_array.00099 "$o" || exit 1
+fi
 bash "$T/check_submission.sh" "$o" || exit 5
 objcopy --keep-global-symbols="$T/exercise_symbols.txt" "$o" "$o.kept" || exit 1'
-export_env=(INC="$inc/kit/labs" ALLOW="$inc/kit:$inc/common$sys")
+pplang=cpp-output
+case $rel in *.cu) pplang=c++-cpp-output ;; esac
+export_env=(INC="$inc/kit/labs" ALLOW="$inc/kit:$inc/common:$inc/cuda$sys" PPLANG=$pplang)
 confine env "${export_env[@]}" bash -c "$step" step "$rel" "$o" "$@"
 s=$?
 reason=

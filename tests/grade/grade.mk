@@ -53,9 +53,12 @@ $(GINC_STAMP): grade-prep ;
 $(GINC)/%.h: grade-prep ;
 $(GINC)/stubs/%.c: grade-prep ;
 $(GRADE_OUT)/stage/%.c: grade-prep ;
+$(GINC)/stubs/%.cu: grade-prep ;
+$(GRADE_OUT)/stage/%.cu: grade-prep ;
 # Files, never make intermediates: make would delete them after the build (and a later make,
 # unprivileged or partial, would miss them).
-.PRECIOUS: $(GINC)/%.h $(GINC)/stubs/%.c $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GRADE_OUT)/sub/%.o
+.PRECIOUS: $(GINC)/%.h $(GINC)/stubs/%.c $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GRADE_OUT)/sub/%.o \
+  $(GINC)/stubs/%.cu $(GRADE_OUT)/stage/%.cu
 
 # Kit code in a runner (tests, chapters/, runner.c), compiled against $(GINC) only.
 GKIT := $(B)/grade-kit
@@ -66,6 +69,19 @@ $(GKIT)/%.o: %.c $(FLAGS_STAMP) $(GINC_STAMP)
 $(GKIT)/stubs/%.o: $(GINC)/stubs/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fmacro-prefix-map=$(GINC)/stubs/= -I$(GINC_I) -c $< -o $@
+# The kernel exercises (.cu): host C++ against the emulator, instrumented for its checks
+# (memcheck, initcheck, racecheck) like the tests' build of cuda/ (the Makefile's EMU_*).
+GRADE_CU_CC = $(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -x c++
+GRADE_CU_FILES := $(filter lab%.cu,$(file <tests/grade/manifest.txt))
+$(GRADE_CU_FILES:%.cu=$(GKIT)/stubs/%.o): $(GKIT)/stubs/%.o: $(GINC)/stubs/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
+	@mkdir -p $(@D)
+	$(GRADE_CU_CC) -fmacro-prefix-map=$(GINC)/stubs/= -I$(GINC_I) -c $< -o $@
+# Every runner holds the emulator (kit code): the kernel tests run the student's kernels in it
+# (tests/grade/kernel_test.h).
+RUNNER_EMU := $(GKIT)/tests/grade/kernel_test.o $(B)/emu/cuda/emu.o
+$(GKIT)/tests/grade/kernel_test.o: tests/grade/kernel_test.cpp tests/grade/kernel_test.h cuda/emu.h $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -c $< -o $@
 GKIT_LIBCHAP := $(GKIT)/libchap.a
 $(GKIT_LIBCHAP): $(CHAP_SRC:%.c=$(GKIT)/%.o)
 	@rm -f $@ && ar rcs $@ $^
@@ -90,14 +106,14 @@ RUNNER_STATIC = $(eval RUNNER_STATIC := $(shell printf 'int main(void){return 0;
 # points at tests/grade/runner_traps.c's stand-ins and the kernels stay out of the runner.
 RUNNER_WRAP := cpu_rnn_cell cpu_rnn_cell_grad cpu_additive_scores cpu_additive_scores_grad
 RUNNER_TRAPS := $(GKIT)/tests/grade/runner_traps.o
-RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS)
+RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS) $(EMU_LIBS)
 # A runner holds no kit function that solves an exercise (tests/grade/kit_answers.txt: the
 # link fails if one is there) and no symbol table or debug information to look code up in.
 # runner_link OUTPUT, OBJECTS...
 # Linked by tests/grade/confined.sh: as nobody when make runs as root, within limits; the
 # runner ends up executable but not readable by nobody (0711).
 define runner_link
-	@bash tests/grade/confined.sh link $@.tmp -- $(CC) $(CFLAGS) $(2) $(RUNNER_TRAPS) $(RUNNER_LIBS)
+	@bash tests/grade/confined.sh link $@.tmp -- $(CC) $(CFLAGS) $(2) $(RUNNER_TRAPS) $(RUNNER_EMU) $(RUNNER_LIBS)
 	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { printf "%s ", $$NF }' tests/grade/kit_answers.txt -); \
 	  if [ -n "$$bad" ]; then echo "grade: $@ would hold the kit's own answer to an exercise: $${bad% } (tests/grade/kit_answers.txt)" >&2; rm -f $@.tmp; exit 1; fi
 	strip --strip-all $@.tmp && mv -f $@.tmp $@
@@ -114,18 +130,24 @@ HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
 GRADE_ROLE ?= $(if $(filter $(B)/solutions,$(GRADE_OUT)),reference,$(if $(or $(HAVE_REFERENCE),$(filter command line environment,$(origin GRADE_REF))),student,reference))
 GKIT_ROLE = $(if $(filter reference,$(GRADE_ROLE)),$(GKIT_REF),$(GKIT))
 GRADE_FILES := $(filter lab%.c,$(file <tests/grade/manifest.txt))
-GSUB_OBJ := $(GRADE_FILES:%.c=$(GRADE_OUT)/sub/%.o)
+GSUB_C_OBJ := $(GRADE_FILES:%.c=$(GRADE_OUT)/sub/%.o)
+GSUB_CU_OBJ := $(GRADE_CU_FILES:%.cu=$(GRADE_OUT)/sub/%.o)
+GSUB_OBJ := $(GSUB_C_OBJ) $(GSUB_CU_OBJ)
 # Each file alone, confined, checked (tests/grade/confined.sh); exporting nothing but exercise
 # names (objcopy --keep-global-symbols: a `write` or `memcpy` of the student's becomes local to
 # its file). A file that fails leaves the stub's object and a note (results.json shows it).
 # The kernel track's C loops (GRADE_VEC_INFO) also get GCC's AVX2 vectorization report as a
 # note, for information (confined.sh, vec_info.awk).
 GRADE_VEC_INFO := lab02/masked_softmax_rows
-$(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(FLAGS_STAMP) $(GINC_STAMP) \
-  tests/grade/confined.sh tests/grade/include_check.awk tests/grade/check_submission.sh \
-  tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt tests/grade/vec_info.awk
+GSUB_DEPS := $(FLAGS_STAMP) $(GINC_STAMP) tests/grade/confined.sh tests/grade/include_check.awk \
+  tests/grade/check_submission.sh tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt \
+  tests/grade/vec_info.awk
+$(GSUB_C_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GSUB_DEPS)
 	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
+$(GSUB_CU_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.cu $(GKIT)/stubs/%.o $(GSUB_DEPS) $(EMU_STAMP)
+	@bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+	  $(GKIT)/stubs/$*.o -- $(GRADE_CU_CC)
 
 # The runners follow the test sources: a list file per runner, rewritten only when its set of
 # test objects changes (so its time moves only then), relinks it; a runner with no hidden tests
@@ -137,9 +159,9 @@ $(GRADE_OUT)/tests-hidden.list: LIST = $(GHID_OBJ)
 $(GRADE_OUT)/tests-visible.list $(GRADE_OUT)/tests-hidden.list: grade-lists-always
 	@mkdir -p $(@D) && printf '%s\n' $(LIST) >$@.new && \
 	  { cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@; }
-$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-visible.list
+$(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU) $(GRADE_OUT)/tests-visible.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ))
-$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(GRADE_OUT)/tests-hidden.list
+$(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU) $(GRADE_OUT)/tests-hidden.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ))
 GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
 
@@ -171,7 +193,8 @@ grade-setup:
 # rebuilt): the tests and runner.c of the reference role, linked with solutions/.
 REF_OUT := $(B)/solutions
 ifeq ($(GRADE_REF),$(REF_OUT))
-REF_SUB_OBJ := $(patsubst solutions/%.c,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.c)))
+REF_SUB_OBJ := $(patsubst solutions/%.c,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.c))) \
+  $(patsubst solutions/%.cu,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.cu)))
 REF_VIS_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/grade/lab*/*.c)))
 REF_HID_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c)))
 # Kept (make would delete them as intermediates on a fresh build): grading.sh checks
@@ -180,11 +203,14 @@ REF_HID_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/hidden/lab
 $(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC_I) -c $< -o $@
+$(patsubst solutions/%.cu,$(REF_OUT)/sub/%.raw.o,$(wildcard solutions/lab*/*.cu)): $(REF_OUT)/sub/%.raw.o: solutions/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
+	@mkdir -p $(@D)
+	$(GRADE_CU_CC) -I$(GINC_I) -c $< -o $@
 $(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
 	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
-$(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS)
+$(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU)
 	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ))
-$(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS)
+$(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU)
 	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ))
 grade-reference: $(REF_OUT)/grade-run $(if $(strip $(REF_HID_OBJ) $(GRADE_HIDDEN_OBJ)),$(REF_OUT)/grade-run-hidden)
 else

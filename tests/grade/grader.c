@@ -74,6 +74,7 @@
 #define SHOW_TAIL 1536          /* ... and from the end */
 #define OOM_MARGIN (64L << 20)  /* peak address space this close to the limit reads as OOM */
 #define STUB_MARK "is not implemented yet" /* what exercise_todo() prints */
+#define EMU_MARK "cuda emulator: "         /* what the CUDA emulator's reports start with */
 #define MAX_NOTE 4096           /* bytes of a check's message (the runner sends at most 512) */
 #define RUNNER "grade-run"               /* in a runner directory: the handed-out tests */
 #define RUNNER_HIDDEN "grade-run-hidden" /* ... and the hidden ones, where there are any */
@@ -126,14 +127,15 @@ typedef enum {
   OUT_FORBIDDEN,
   OUT_TAMPERED,
   OUT_BROKEN,
+  OUT_SANITIZER, /* the CUDA emulator's checks stopped a kernel (the kernel track) */
 } Outcome;
 
 static const char *const OUTCOME_TEXT[] = {
     "passed", "wrong answer", "not implemented", "crash", "timeout", "out of memory",
-    "exited early", "forbidden", "tampered", "broken test"};
+    "exited early", "forbidden", "tampered", "broken test", "sanitizer"};
 static const char *const OUTCOME_ID[] = {
     "passed", "wrong_answer", "not_implemented", "crash", "timeout", "out_of_memory",
-    "exited_early", "forbidden", "tampered", "broken_test"};
+    "exited_early", "forbidden", "tampered", "broken_test", "sanitizer"};
 
 typedef struct {
   /* from the reference runner's list */
@@ -1036,6 +1038,10 @@ static void classify(Graded *t, const RunInfo *r, const Stream *stu, int nfails,
   char sig[96] = "";
   if (WIFSIGNALED(r->status)) signal_name(WTERMSIG(r->status), sig, sizeof sig);
   char *stub = line_with(t->output, STUB_MARK);
+  /* the CUDA emulator stops the program at its first finding (cuda/emu.cpp, check_fail):
+   * memcheck, initcheck, racecheck, synccheck, one line, then abort() */
+  char *emu = WIFSIGNALED(r->status) && WTERMSIG(r->status) == SIGABRT
+                  ? line_with(t->output, EMU_MARK) : NULL;
   /* out of memory: address space near the limit when it died, a message saying so, or a
    * SIGKILL the grader did not send (the kernel's OOM killer) */
   uint64_t margin = (uint64_t)(mem_mib << 20) / 4 < (uint64_t)OOM_MARGIN
@@ -1066,6 +1072,12 @@ static void classify(Graded *t, const RunInfo *r, const Stream *stu, int nfails,
       str_printf(why, "stopped by the grader's sandbox: a forbidden system call (starting a "
                  "process or thread, signalling another process, opening a file for writing, "
                  "changing files, timers)");
+  } else if (emu) {
+    t->outcome = OUT_SANITIZER;
+    str_printf(why, "stopped by the CUDA emulator's checks (0 points whatever the numbers: on a "
+               "GPU this kernel corrupts memory, reads garbage, races or hangs; make %.5s-emu && "
+               "build/emu-bin/%.5s --device cuda names the source line):\n%s",
+               t->name, t->name, strstr(emu, EMU_MARK) + strlen(EMU_MARK));
   } else if (oom) {
     t->outcome = OUT_OOM;
     if (mem_mib > 0)
@@ -1089,6 +1101,7 @@ static void classify(Graded *t, const RunInfo *r, const Stream *stu, int nfails,
                WEXITSTATUS(r->status));
   }
   free(stub);
+  free(emu);
 }
 
 static void run_one(Graded *t, double default_timeout, long mem_mib) {
@@ -1222,7 +1235,7 @@ static void print_lines(const char *text, int max, bool from_end, const char *in
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *z = nl ? nl : end;
     fputs(indent, stdout);
-    print_clean(p, (size_t)(z - p) < 300 ? (size_t)(z - p) : 300);
+    print_clean(p, (size_t)(z - p) < 600 ? (size_t)(z - p) : 600);
     putchar('\n');
     p = nl ? nl + 1 : end;
   }
@@ -1235,7 +1248,7 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
   putchar('\n');
   if (t->outcome == OUT_PASSED) return;
   const char *ind = "        ";
-  if (*t->why) print_lines(t->why, 1, false, ind);
+  if (*t->why) print_lines(t->why, t->outcome == OUT_SANITIZER ? 2 : 1, false, ind);
   if (*t->fails && t->outcome != OUT_TODO) print_lines(t->fails, 6, false, ind);
   bool show_tail = t->outcome == OUT_CRASH || t->outcome == OUT_EXITED ||
                    t->outcome == OUT_OOM || t->outcome == OUT_TIMEOUT;

@@ -14,8 +14,8 @@ list=$(mktemp)
 kit=$(mktemp -d)
 trap 'rm -f "$list" "$out.tmp"; chmod -R u+w "$kit"; rm -rf "$kit"' EXIT
 mkdir -p "$kit/tests/grade/kit"
-(cd labs && cp --parents lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c "$kit/tests/grade/kit/")
-(cd "$kit/tests/grade/kit" && LC_ALL=C sha256sum lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c >SHA256SUMS)
+(cd labs && shopt -s nullglob && cp --parents lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu "$kit/tests/grade/kit/")
+(cd "$kit/tests/grade/kit" && shopt -s nullglob && LC_ALL=C sha256sum lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu >SHA256SUMS)
 find "$kit/tests/grade/kit" -type f -exec chmod a-w {} +
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   git ls-files -z --cached --others --exclude-standard   # tracked + new, not ignored

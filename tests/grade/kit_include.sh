@@ -14,7 +14,9 @@
 # B/grade-include/ then holds what submissions and the graded tests compile against:
 #   kit/labs/labNN/*.h  the exercise headers (the include path: -I B/grade-include/kit/labs)
 #   common/**/*.h       the kit's common/ headers, reached by the headers' "../../common/x.h"
-#   stubs/labNN/*.c     the stubs: what a missing or refused submission file is graded as
+#   cuda/al_cuda.h, cuda/emu.h   what a kernel exercise (.cu) includes ("../../cuda/al_cuda.h"):
+#                       the launch macros and, in the grader's build, the CUDA emulator
+#   stubs/labNN/*.c, *.cu   the stubs: what a missing or refused submission file is graded as
 # Files there are rewritten only when their content changes (objects depend on their mtimes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,14 +24,15 @@ B=$1
 mode=${2:-}
 out=$B/grade-include
 
-sums() { # DIR: SHA256SUMS of its labNN/*.h and labNN/*.c
-  (cd "$1" && LC_ALL=C sha256sum lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c)
+sums() { # DIR: SHA256SUMS of its labNN/*.h, labNN/*.c and labNN/*.cu
+  (cd "$1" && shopt -s nullglob && LC_ALL=C sha256sum lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu)
 }
 
 if [ "$mode" = setup ]; then
   d=$B/grade-setup
   rm -rf "$d.tmp" && mkdir -p "$d.tmp"
-  for f in labs/lab[0-9][0-9]/*.h labs/lab[0-9][0-9]/*.c; do
+  for f in labs/lab[0-9][0-9]/*.h labs/lab[0-9][0-9]/*.c labs/lab[0-9][0-9]/*.cu; do
+    [ -f "$f" ] || continue
     mkdir -p "$d.tmp/$(dirname "${f#labs/}")" && cp "$f" "$d.tmp/${f#labs/}"
   done
   sums "$d.tmp" >"$d.tmp/SHA256SUMS"
@@ -51,7 +54,7 @@ elif tree=$(git rev-parse -q --verify 'HEAD:labs' 2>/dev/null); then
   what="the committed tree (HEAD:labs)"
   if [ ! -f "$src/SHA256SUMS" ]; then
     rm -rf "$src.tmp" && mkdir -p "$src.tmp"
-    git archive --format=tar 'HEAD:labs' | tar -x -C "$src.tmp" --wildcards 'lab[0-9][0-9]/*.[ch]'
+    git archive --format=tar 'HEAD:labs' | tar -x -C "$src.tmp" --wildcards 'lab[0-9][0-9]/*.[ch]' 'lab[0-9][0-9]/*.cu'
     sums "$src.tmp" >"$src.tmp/SHA256SUMS"
     chmod -R a-w "$src.tmp"
     mv "$src.tmp" "$src"
@@ -73,7 +76,7 @@ fi
 # B/grade-include/, rewritten only where its source changed: one checksum list for all of it.
 want=$(
   cat "$src/SHA256SUMS"
-  LC_ALL=C sha256sum common/*.h common/*/*.h 2>/dev/null
+  LC_ALL=C sha256sum common/*.h common/*/*.h cuda/al_cuda.h cuda/emu.h 2>/dev/null
 )
 complete=yes # every file of the copy is there (shell tests only: this runs on every grade)
 while read -r _ f; do
@@ -88,16 +91,19 @@ if [ -z "$complete" ] || [ "$want" != "$(cat "$out/.source" 2>/dev/null)" ]; the
   }
   mkdir -p "$out"
   # a file that left the source leaves the copy too
-  { find "$out/kit" "$out/stubs" "$out/common" -type f 2>/dev/null || true; } | while IFS= read -r f; do
+  { find "$out/kit" "$out/stubs" "$out/common" "$out/cuda" -type f 2>/dev/null || true; } | while IFS= read -r f; do
     case $f in
     "$out"/kit/labs/*) [ -f "$src/${f#"$out"/kit/labs/}" ] || rm -f "$f" ;;
     "$out"/stubs/*) [ -f "$src/${f#"$out"/stubs/}" ] || rm -f "$f" ;;
     "$out"/common/*) [ -f "common/${f#"$out"/common/}" ] || rm -f "$f" ;;
+    "$out"/cuda/*) [ -f "cuda/${f#"$out"/cuda/}" ] || rm -f "$f" ;;
     esac
   done
   for f in "$src"/lab[0-9][0-9]/*.h; do put "$f" "$out/kit/labs/${f#"$src"/}"; done
-  for f in "$src"/lab[0-9][0-9]/*.c; do put "$f" "$out/stubs/${f#"$src"/}"; done
-  for f in common/*.h common/*/*.h; do [ -f "$f" ] && put "$f" "$out/$f"; done
+  for f in "$src"/lab[0-9][0-9]/*.c "$src"/lab[0-9][0-9]/*.cu; do
+    [ -f "$f" ] && put "$f" "$out/stubs/${f#"$src"/}"
+  done
+  for f in common/*.h common/*/*.h cuda/al_cuda.h cuda/emu.h; do [ -f "$f" ] && put "$f" "$out/$f"; done
   chmod -R a+rX "$out"
   printf '%s\n' "$want" >"$out/.source"
 fi

@@ -24,7 +24,7 @@ printable() { LC_ALL=C printf '%s' "${1//[[:cntrl:]]/?}"; }
 declare -A wanted=()
 entries=()
 while read -r path _; do
-  case $path in lab[0-9][0-9]/*.c) ;; *) continue ;; esac
+  case $path in lab[0-9][0-9]/*.c | lab[0-9][0-9]/*.cu) ;; *) continue ;; esac
   entries+=("$path")
   wanted[$path]=1
   wanted[${path%/*}]=1
@@ -93,7 +93,8 @@ if [ -d "$sub" ]; then
   while IFS= read -r -d '' p; do
     rel=${p#"$sub"/}
     [ -n "${wanted[$rel]+x}" ] && [ ! -L "$p" ] && continue
-    if [[ $rel == lab[0-9][0-9]/lab[0-9][0-9].h ]] && [ -f "$p" ] && [ ! -L "$p" ] &&
+    if [[ $rel == lab[0-9][0-9]/lab[0-9][0-9].h || $rel == lab[0-9][0-9]/lab[0-9][0-9]_kernels.h ]] &&
+      [ -f "$p" ] && [ ! -L "$p" ] &&
       [ ! -L "$sub/${rel%/*}" ] && [ -f "$B/grade-include/kit/labs/$rel" ]; then
       heads+=("$rel")
       continue

@@ -196,7 +196,7 @@ fi
 fi
 
 # ------------------------------------------------------------------ 2. real labs: the invariant
-manifest_files() { grep -oE '^lab[0-9][0-9]/[^ ]+\.c' tests/grade/manifest.txt | LC_ALL=C sort; }
+manifest_files() { grep -oE '^lab[0-9][0-9]/[^ ]+\.cu?' tests/grade/manifest.txt | LC_ALL=C sort; }
 # The points of the manifest, of lab NN only when given: totals the checks below expect, read
 # here rather than written out, so that a new exercise does not break them.
 manifest_points() { # [NN]
@@ -205,7 +205,7 @@ manifest_points() { # [NN]
 }
 if [ -n "$have_graded" ]; then
   check "tests/grade/manifest.txt lists exactly the exercise files of labs/" \
-    diff <(manifest_files) <(cd labs && ls lab[0-9][0-9]/*.c | LC_ALL=C sort)
+    diff <(manifest_files) <(cd labs && ls lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu 2>/dev/null | LC_ALL=C sort)
   [ -z "$have_solutions" ] || check "tests/grade/manifest.txt lists exactly the files of solutions/" \
     diff <(manifest_files) <(cd solutions && ls lab[0-9][0-9]/* | LC_ALL=C sort)
 fi
@@ -236,9 +236,11 @@ else
     if [ $v = solutions ]; then
       # one object per file of solutions/ (made by grade-build above), named, not globbed: a
       # missing or stale-only build/solutions/sub/ fails here rather than checking nothing
-      sol_raw=$(cd solutions && ls lab[0-9][0-9]/*.c | sed 's#^#build/solutions/sub/#; s#\.c$#.raw.o#')
+      sol_raw=$(cd solutions && ls lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu 2>/dev/null |
+        sed -E 's#^#build/solutions/sub/#; s#\.cu?$#.raw.o#')
+      # (a kernel exercise's object also holds weak copies of C++ library functions)
       sol_globals() { local o; for o in $sol_raw; do [ -f "$o" ] || { echo "missing $o"; continue; }
-        nm -g --defined-only -P "$o" | awk 'NF > 1 {print $1}'; done | LC_ALL=C sort -u; }
+        nm -g --defined-only -P "$o" | awk 'NF > 1 && $2 !~ /^[WV]$/ {print $1}'; done | LC_ALL=C sort -u; }
       check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
         diff <(grep -v '^#' tests/grade/exercise_symbols.txt) <(sol_globals)
       max=$(grep -o '"max_score":[0-9]*' "$r" | head -1 | cut -d: -f2)

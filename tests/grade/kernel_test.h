@@ -1,0 +1,48 @@
+/* kernel_test.h — what a graded test of a kernel exercise (the kernel track; cuda/README.md,
+ * "Kernel exercises") uses besides grade.h: device memory of the CUDA emulator, the grid cap,
+ * and the emulator's memory counters. Kit code (kernel_test.cpp, compiled against cuda/emu.h),
+ * linked into every runner with the emulator; C.
+ *
+ * A kernel test calls the student's launcher (labNN_kernels.h) on device memory from here,
+ * copies the result back and sends it with EXPECT_CLOSE; the expected values come from the CPU
+ * op or the formula, under #if GRADE_REF (grade.h). The student's kernel runs under the
+ * emulator's checks (memcheck, initcheck, racecheck, synccheck): a finding stops the test there
+ * (0 points) and the grader shows the emulator's report. Output buffers come from kt_alloc
+ * unwritten, so a kernel that reads them before writing is an initcheck finding. */
+#ifndef AL_GRADE_KERNEL_TEST_H
+#define AL_GRADE_KERNEL_TEST_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* n floats of fresh device memory (NaN, unwritten for initcheck); kt_upload: holding
+ * host[0..n). Never NULL (an emulator failure stops the test). */
+float *kt_alloc(long n);
+float *kt_upload(const float *host, long n);
+int *kt_upload_ints(const int *host, long n);
+void kt_download(float *host, const float *dev, long n);
+void kt_free(void *dev);
+/* Every launch through cap_grid from now on gets at most `blocks` blocks (make test's
+ * AL_CUDA_EMU_GRID_CAP): a grid-stride loop must loop. 0: the launcher's own cap. */
+void kt_grid_cap(long blocks);
+
+/* The emulator's memory counters of the kernels launched between kt_profile_begin and
+ * kt_profile_end, summed (cuda/README.md, "The profiler"). */
+typedef struct {
+  double launches, ld_req, ld_sectors, st_req, st_sectors, atomics, sh_req, sh_conflicts;
+  double kb_moved; /* the sectors' bytes, loads and stores, / 1024 */
+  double h100_us;  /* the bytes at the H100's 3.35 TB/s: an estimate, not a measurement */
+} KtCounters;
+enum { KT_NCOUNTERS = 10 };
+void kt_profile_begin(void);
+KtCounters kt_profile_end(void);
+/* The counters as KT_NCOUNTERS doubles, in KtCounters' order (what a test sends). */
+void kt_counters_values(const KtCounters *c, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
