@@ -352,7 +352,7 @@ static int find_symbol(const char *s, size_t len, const char *name, size_t *from
     char end_tag[300];
     snprintf(end_tag, sizeof end_tag, "@end %s", name);
     const char *e = strstr(r, end_tag);
-    if (!e) die("%s: @region %s has no @end %s", g_chapter, name, name);
+    if (!e) return 0; /* an @region without its @end: not found */
     *from = line_end_of(s, len, (size_t)(r - s));
     *to = line_start_of(s, (size_t)(e - s));
     return 1;
@@ -431,28 +431,55 @@ static int find_symbol(const char *s, size_t len, const char *name, size_t *from
   return 0;
 }
 
-/* The file a directive names: labs/X and solutions/X from the exercise directory. */
+/* The file a directive names: labs/X and solutions/X from the exercise directory, where it
+ * has that file. */
 static void directive_path(char *buf, size_t n, const char *path) {
   const char *rest = NULL;
   if (!strncmp(path, "labs/", 5)) rest = path + 5;
   else if (!strncmp(path, "solutions/", 10)) rest = path + 10;
   if (rest && g_exercises) snprintf(buf, n, "%s/%s", g_exercises, rest);
-  else snprintf(buf, n, "%s", path);
+  /* not there (the headers live in labs/ only): the path as written */
+  if (!rest || !g_exercises || access(buf, R_OK) != 0) snprintf(buf, n, "%s", path);
+}
+
+/* A directive that cannot be honoured (a file or name gone, e.g. moved by a later change): said
+ * on stderr and in the page, where tests/suites/docs_site.sh finds it; the weave goes on. */
+static int g_splice_errors;
+static void splice_error(Str *o, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "weave: %s: %s\n", g_chapter, msg);
+  str_add(o, "> **@code error:** ");
+  str_add(o, msg);
+  str_add(o, "\n\n");
+  g_splice_errors++;
 }
 
 /* One `@code PATH NAME...` line (without "@code"): the spliced code as one ```c block, headed
  * by a comment naming the file it came from. */
 static void emit_splice(Str *o, const char *args, size_t n) {
   char line[2048];
-  if (n >= sizeof line) die("%s: @code line too long", g_chapter);
+  if (n >= sizeof line) {
+    splice_error(o, "@code line too long");
+    return;
+  }
   memcpy(line, args, n);
   line[n] = '\0';
   char *save = NULL, *path = strtok_r(line, " \t", &save);
-  if (!path) die("%s: @code needs a file (and names): @code PATH NAME...", g_chapter);
+  if (!path) {
+    splice_error(o, "@code needs a file and names: @code PATH NAME...");
+    return;
+  }
   char file[4096];
   directive_path(file, sizeof file, path);
   FILE *f = fopen(file, "rb");
-  if (!f) die("%s: @code %s: cannot open %s: %s", g_chapter, path, file, strerror(errno));
+  if (!f) {
+    splice_error(o, "@code %s: cannot open %s: %s", path, file, strerror(errno));
+    return;
+  }
   fclose(f);
   size_t len;
   char *src = read_file(file, &len);
@@ -460,12 +487,19 @@ static void emit_splice(Str *o, const char *args, size_t n) {
   str_add(&code, "/* ");
   str_add(&code, file[0] == '.' && file[1] == '/' ? file + 2 : file);
   str_add(&code, " */\n");
-  int names = 0;
+  int names = 0, given = 0;
   for (char *name = strtok_r(NULL, " \t", &save); name; name = strtok_r(NULL, " \t", &save)) {
     size_t a, b;
-    if (!find_symbol(src, len, name, &a, &b))
-      die("%s: @code %s %s: no function, type or @region %s in %s", g_chapter, path, name, name,
-          file);
+    given++;
+    size_t nl = strlen(name);
+    int optional = nl > 1 && name[nl - 1] == '?'; /* NAME?: only where the file has it */
+    if (optional) name[nl - 1] = '\0';
+    if (!find_symbol(src, len, name, &a, &b)) {
+      if (optional) continue;
+      splice_error(o, "@code %s %s: no function, type or @region %s in %s", path, name, name,
+                   file);
+      continue;
+    }
     if (names++) str_add(&code, "\n");
     Line *v;
     int k = split_lines(src + a, b - a, &v);
@@ -478,8 +512,8 @@ static void emit_splice(Str *o, const char *args, size_t n) {
     emit_lines(&code, v, 0, k, indent == (size_t)-1 ? 0 : indent);
     free(v);
   }
-  if (!names) die("%s: @code %s names nothing: @code PATH NAME...", g_chapter, path);
-  fenced(o, "c", code.s, code.n);
+  if (!given) splice_error(o, "@code %s names nothing: @code PATH NAME...", path);
+  if (names) fenced(o, "c", code.s, code.n);
   free(code.s);
   free(src);
 }
@@ -617,6 +651,26 @@ static void emit_code(Str *o, const char *s, size_t a, size_t b, int program, in
     }
     while (code.n >= 1 && code.s[code.n - 1] == '\n' && (code.n == 1 || code.s[code.n - 2] == '\n'))
       code.s[--code.n] = '\0';
+    /* a cell of main's body reads from its own margin, as a notebook cell does */
+    Line *cv;
+    int ck = split_lines(code.s ? code.s : "", code.n, &cv);
+    size_t indent = (size_t)-1;
+    for (int i = 0; i < ck; i++) {
+      size_t j = 0;
+      while (j < cv[i].n && cv[i].p[j] == ' ') j++;
+      if (j < cv[i].n && j < indent) indent = j;
+    }
+    if (indent != (size_t)-1 && indent > 0) {
+      Str d = {0};
+      for (int i = 0; i < ck; i++) {
+        str_addn(&d, cv[i].p + (cv[i].n >= indent ? indent : cv[i].n),
+                 cv[i].n >= indent ? cv[i].n - indent : 0);
+        str_add(&d, "\n");
+      }
+      free(code.s);
+      code = d;
+    }
+    free(cv);
   }
   if (code.n) fenced(o, "c", code.s, code.n);
   free(code.s);

@@ -14,6 +14,7 @@ one learnable parameter — the smallest complete example of learning with atten
 
 Run it with `make lab01 && ./lab01` (flags: `./lab01 --help`). Figures go to `out/lab01/`
 (or `--out DIR`), together with `summary.json`, which holds every prediction shown here.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -245,7 +246,7 @@ attention matrices as heatmaps (darker red = more weight), here with $10$ querie
     HeatMap hm = {NULL, eye, 10, 10};
     char *base = out_path(&L, "attention_cues");
     figure_saved(base, plot_heatmaps(base, &hm, 1, 1, "Keys", "Queries", "Reds", 0, 0));
-    free(base);
+    free(base); /* @program */
   }
 
   /***
@@ -265,8 +266,11 @@ K(u) &= \max\left(0, 1 - |u|\right) && \textrm{Epanechnikov}
 drop it.) All four depend on $|u|$ only: shifting query and key together changes nothing. They
 differ in *range* — the boxcar and Epanechnikov kernels ignore keys farther than $1$, the
 Gaussian never quite does, the constant kernel looks at everything — and in *smoothness*.
-Exercise 1.1 (`labs/lab01/kernels.c`) implements them; here they are on $[-2.5, 2.5)$ with the
-key at the origin.
+Exercise 1.1 (`labs/lab01/kernels.c`) implements them:
+
+@code labs/lab01/kernels.c gaussian_kernel boxcar_kernel constant_kernel epanechnikov_kernel
+
+Here they are on $[-2.5, 2.5)$ with the key at the origin.
 
 The kernels are plain C functions on arrays of floats, not tensor ops, so the estimator of
 exercise 1.2 runs on the host whatever `--device` says: with `--device cuda` it copies the keys,
@@ -292,7 +296,7 @@ The graded tests run both on the CPU.
     }
     char *base = out_path(&L, "kernels");
     figure_saved(base, plot_axes_row(base, ax, 4, 2400, 600)); /* figsize=(12, 3) at 2x */
-    free(base);
+    free(base); /* @program */
   }
 
   /***
@@ -310,14 +314,15 @@ training points come from a file instead (`x y` per line, for this section and t
   if (data_path) {
     char err[512];
     Data *D = &L.d10;
-    if (lab01_read_xy(data_path, &D->x_train, &D->y_train, &D->n, err, sizeof err) != 0)
-      die("lab01: --data %s", err);
+    if (lab01_read_xy(data_path, &D->x_train, &D->y_train, &D->n, err, sizeof err) != 0) /* @program */
+      die("lab01: --data %s", err); /* @program */
     if (lab01_sort_xy(D->x_train, D->y_train, D->n))
       printf("note: sorted the %d points of %s by x (the heatmaps assume sorted keys)\n", D->n,
              data_path);
     printf("read %d training points from %s\n", D->n, data_path);
   } else {
-    if (n_train != 0 && n_train < 2) die("lab01: --n-train must be at least 2, got %d", n_train);
+    if (n_train != 0 && n_train < 2) /* @program */
+      die("lab01: --n-train must be at least 2, got %d", n_train); /* @program */
     Data *D = &L.d10;
     D->n = n_train ? n_train : 40;
     D->x_train = xmalloc(sizeof(float) * (size_t)D->n);
@@ -343,7 +348,11 @@ $$f(x) = \sum_{i=1}^n \alpha(x, x_i) y_i,$$
 
 with attention weights $\alpha(x, x_i)$ that are non-negative and sum to one over $i$ for every
 query. Exercise 1.2 (`labs/lab01/nadaraya_watson.c`) computes the weight matrix — one row per
-query, one column per key — and the predictions. Below are the fits of the four kernels (the
+query, one column per key — and the predictions:
+
+@code labs/lab01/nadaraya_watson.c nadaraya_watson
+
+Below are the fits of the four kernels (the
 prediction `y_hat` solid, the truth `y` dashed) and their attention weights, drawn as the book
 draws them: one row per training input (key), one column per query.
 
@@ -536,6 +545,9 @@ each query with its own set of key–value pairs — computes the softmax weight
 differentiable ops of `common/ops.h` and pools the values with one batch matrix product. Because
 every step is a recorded op, `ag_backward` can send the gradient of the loss all the way to `w`.
 Like the book's `torch.rand((1,))`, the initial `w` is uniform in $[0, 1)$ (`--w0` sets it).
+
+@code labs/lab01/lab01.h NWKernelRegression
+@code labs/lab01/nw_kernel_regression.c NWKernelRegression_forward
   */
   ParamSet ps = {0};
   NWKernelRegression net = {0};
@@ -550,7 +562,9 @@ To train $w$ we turn the training set into queries, keys and values. If a traini
 attend to its own key, the best $w$ would be infinite: every input would look only at itself
 and copy its own noisy $y_i$, a perfect and useless fit. So each training input takes the
 key–value pairs of *all other* training examples: keys and values are $(n, n-1)$ matrices whose
-row $i$ leaves out example $i$ (exercise 1.4, `leave_one_out`).
+row $i$ leaves out example $i$ (exercise 1.4, `leave_one_out`):
+
+@code labs/lab01/nw_kernel_regression.c leave_one_out
 
 The loss is the squared error summed over the training points,
 
@@ -596,7 +610,7 @@ and the animator draws the curve.
       ag_step_reset();
     }
     figure_saved(base, animator_close(animator));
-    free(base);
+    free(base); /* @program */
     tensor_to_host(net.w, &w_learned);
     printf("learned w = %.4f (started at %.4f)\n", (double)w_learned, (double)w0);
   }
@@ -658,6 +672,7 @@ Everything above is also written to `summary.json`: the training data (0.17's at
 level, 1.0's under `d2l10`), the queries and, per estimator, its edition, its 50 predictions
 (`y_hat`), how many queries had no support and its error; the parametric entry adds `w0`, the
 final `w` and the per-epoch losses.
+@program
   */
   {
     Summary *S = summary_new("lab01", args.seed);

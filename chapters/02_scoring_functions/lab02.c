@@ -22,6 +22,7 @@ Run it with `make lab02 && ./lab02` (flags: `./lab02 --help`). Output goes to `o
 (or `--out DIR`): the two heatmaps and `summary.json`, which holds every tensor printed here.
 Built with `VARIANT=labs`, the chapter runs until it needs an exercise you have not written
 yet, then says which.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -128,7 +129,17 @@ attends to nothing.
 
 Exercise 2.1 (`labs/lab02/masked_softmax.c`) writes `masked_softmax(X, valid_lens)` for scores
 `X` of shape (batch, queries, keys). `valid_lens` is either a vector with one length per
-example, shared by all its queries, or a matrix with one length per query. First, two examples
+example, shared by all its queries, or a matrix with one length per query:
+
+@code labs/lab02/masked_softmax.c masked_softmax
+
+Under `t_softmax` and `t_sequence_mask` run plain loops over rows. The kernel track's exercise
+2.5 (`labs/lab02/masked_softmax_rows.c`) writes them, forward and backward, on raw float arrays
+(graded by `make grade LAB=02`; the chapter runs the ops above):
+
+@code labs/lab02/masked_softmax_rows.c masked_softmax_rows masked_softmax_rows_backward
+
+First, two examples
 of two queries over four keys, with valid lengths $2$ and $3$ — random scores, so the weights
 are uneven but always zero beyond the valid length:
   */
@@ -138,9 +149,11 @@ are uneven but always zero beyond the valid length:
     Tensor *w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo"); /* (2, 2, 4) */
     printf("masked_softmax(X (2, 2, 4), valid_lens [2, 3]):\n");
     tensor_print(w, NULL);
+    /* @program begin */
     summary_tensor(S, "masked_softmax/X_1d", X);
     summary_tensor(S, "masked_softmax/valid_lens_1d", valid_lens);
     summary_tensor(S, "masked_softmax/weights_1d", w);
+    /* @program end */
 
     /***
 With a matrix of valid lengths, every query row gets its own: here $1$ and $3$ for the two
@@ -151,9 +164,11 @@ queries of the first example, $2$ and $4$ for the second.
     w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
     printf("masked_softmax(X (2, 2, 4), valid_lens [[1, 3], [2, 4]]):\n");
     tensor_print(w, NULL);
+    /* @program begin */
     summary_tensor(S, "masked_softmax/X_2d", X);
     summary_tensor(S, "masked_softmax/valid_lens_2d", valid_lens);
     summary_tensor(S, "masked_softmax/weights_2d", w);
+    /* @program end */
 
     /***
 And the case the $-10^6$ trick gets wrong: a valid length of $0$. The first example's rows are
@@ -163,8 +178,10 @@ all zeros, not $0.25$ everywhere:
     w = NEED(masked_softmax(X, valid_lens), "the masked softmax demo");        /* (2, 2, 4) */
     printf("masked_softmax(X (2, 2, 4), valid_lens [0, 2]):\n");
     tensor_print(w, NULL);
+    /* @program begin */
     summary_tensor(S, "masked_softmax/valid_lens_zero", valid_lens);
     summary_tensor(S, "masked_softmax/weights_zero", w);
+    /* @program end */
   }
   ag_step_reset();
 
@@ -187,7 +204,7 @@ $3 \times 4$ by $4 \times 6$ matrices, of ones, give a $(2, 3, 6)$ tensor (every
     char sq[48], sk[48], sqk[48];
     printf("t_bmm(Q %s, K %s) shape: %s\n", shape_str(Q, sq, sizeof sq),
            shape_str(K, sk, sizeof sk), shape_str(QK, sqk, sizeof sqk));
-    summary_shape(S, "bmm_shape", QK);
+    summary_shape(S, "bmm_shape", QK); /* @program */
     ag_step_reset();
   }
 
@@ -214,6 +231,10 @@ axis to one score per pair, the masked softmax turns the scores into weights, dr
 training only) thins them, and a batch matrix product with the values pools them.
 `AdditiveAttention_init` (in `chapters/02_scoring_functions/attention.c`) makes the three
 bias-free `Linear` layers.
+
+@code labs/lab02/lab02.h AdditiveAttention
+@code chapters/02_scoring_functions/attention.c AdditiveAttention_init
+@code labs/lab02/additive_attention.c AdditiveAttention_forward
 
 The toy example has two examples, each with one query of length $20$ and ten key–value pairs:
 keys of length $2$, all ones, and values of length $4$ holding the numbers $0, \ldots, 39$
@@ -247,11 +268,13 @@ $(0\ldots3 + 4\ldots7)/2 = (2, 3, 4, 5)$ and $(10, 11, 12, 13)$. The heatmap sho
 queries' weights (rows) over the ten keys (columns):
   */
   show_heatmap(args.out, "attention_additive", additive.attention_weights);
+  /* @program begin */
   summary_tensor(S, "additive/queries", queries_add);
   summary_tensor(S, "additive/keys", keys);
   summary_tensor(S, "additive/valid_lens", valid_lens);
   summary_tensor(S, "additive/output", out_add);
   summary_tensor(S, "additive/attention_weights", additive.attention_weights);
+  /* @program end */
 
   /***
 ## Scaled Dot-Product Attention
@@ -267,6 +290,8 @@ $$\mathrm{softmax}\left(\frac{\mathbf{Q}\mathbf{K}^\top}{\sqrt{d}}\right)\mathbf
 formula plus the mask and dropout: `t_bmm_nt` for $\mathbf{Q}\mathbf{K}^\top$, a scale by
 $1/\sqrt{d}$, `masked_softmax`, dropout, `t_bmm`. It has no parameters: all the learning
 happens in whatever produces $\mathbf{Q}$, $\mathbf{K}$ and $\mathbf{V}$.
+
+@code labs/lab02/dot_product_attention.c DotProductAttention_forward
 
 Same keys and values as before; the queries now need the keys' length, $d = 2$:
   */
@@ -287,10 +312,12 @@ additive ones exactly:
   show_heatmap(args.out, "attention_dot_product", dot.attention_weights);
   const double diff = max_abs_diff(additive.attention_weights, dot.attention_weights);
   printf("max |additive - dot-product| attention weight: %.4f\n", diff);
+  /* @program begin */
   summary_tensor(S, "dot_product/queries", queries_dot);
   summary_tensor(S, "dot_product/output", out_dot);
   summary_tensor(S, "dot_product/attention_weights", dot.attention_weights);
   summary_num(S, "dot_product/max_weight_diff_vs_additive", diff);
+  /* @program end */
 
   /***
 ## Challenges
@@ -309,7 +336,7 @@ needs the squared key norms, one per key, on top of the dot products. With all-o
 norm is equal, so the weights also match those of the *unscaled* dot product; with
 `--random-keys` they do not.
   */
-  summary_int(S, "challenges/random_keys", random_keys);
+  summary_int(S, "challenges/random_keys", random_keys); /* @program */
   if (distance) {
     const int B = 2, Q = 1, K = 10, d = 2;
     /* from the definition: (B, Q, 1, d) - (B, 1, K, d) -> (B, Q, K, d) -> (B, Q, K) */
@@ -327,9 +354,11 @@ norm is equal, so the weights also match those of the *unscaled* dot product; wi
     printf("max |definition - expansion without |q|^2| = %.2g\n", max_abs_diff(w_def, w_exp));
     printf("max |Gaussian - unscaled dot product|      = %.4f\n", max_abs_diff(w_def, w_dot));
     show_heatmap(args.out, "attention_distance", w_def);
+    /* @program begin */
     summary_tensor(S, "challenges/distance/attention_weights", w_def);
     summary_num(S, "challenges/distance/max_diff_expansion", max_abs_diff(w_def, w_exp));
     summary_num(S, "challenges/distance/max_diff_unscaled_dot", max_abs_diff(w_def, w_dot));
+    /* @program end */
   }
 
   /***
@@ -347,8 +376,10 @@ to length $2$ with a bias-free `Linear` and run `DotProductAttention` on the res
     printf("--bilinear: q^T M k attention output\n");
     tensor_print(out_bil, NULL);
     show_heatmap(args.out, "attention_bilinear", dot.attention_weights);
+    /* @program begin */
     summary_tensor(S, "challenges/bilinear/output", out_bil);
     summary_tensor(S, "challenges/bilinear/attention_weights", dot.attention_weights);
+    /* @program end */
   }
   ag_step_reset();
 
@@ -362,11 +393,13 @@ arithmetic.
   */
   if (cost) cost_table(S);
 
+  /* @program begin */
   summary_write(S, args.out);
   paramset_free(&ps);
   tensor_shutdown();
   return 0;
 }
+/* @program end */
 
 /* --cost: forward time (best of 3) and arena bytes of one forward pass per layer and size. */
 static void cost_table(Summary *S) {
@@ -399,13 +432,15 @@ static void cost_table(Summary *S) {
     }
     printf("%6d %14.3f %14.3f %14.2f %14.2f\n", n, 1e3 * t_best[0], 1e3 * t_best[1], mib[0],
            mib[1]);
+    /* @program begin */
     summary_int(S, summary_path("challenges/cost/%d/n", s), n);
     summary_num(S, summary_path("challenges/cost/%d/additive_ms", s), 1e3 * t_best[0]);
     summary_num(S, summary_path("challenges/cost/%d/dot_ms", s), 1e3 * t_best[1]);
     summary_num(S, summary_path("challenges/cost/%d/additive_mib", s), mib[0]);
     summary_num(S, summary_path("challenges/cost/%d/dot_mib", s), mib[1]);
+    /* @program end */
   }
-  paramset_free(&ps);
+  paramset_free(&ps); /* @program */
 }
 
 /***

@@ -18,6 +18,7 @@ translation dataset, translates four sentences, and draws where the decoder look
 
 Run it with `make lab03 && ./lab03` (flags: `./lab03 --help`). Figures go to `out/lab03/` (or
 `--out DIR`), together with `summary.json`.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -161,6 +162,17 @@ and `additive_attention_cached` (3.3) for the context. The keys do not change fr
 step to the next, so the decoder projects them by $\mathbf W_k$ once per sentence, and 3.3 takes
 them projected — the same numbers as lab 02's `AdditiveAttention`, fewer products.
 
+@code labs/lab03/lab03.h Seq2SeqEncoder
+@code chapters/03_bahdanau/seq2seq_attention.c Seq2SeqEncoder_forward
+
+@code labs/lab03/lab03.h Seq2SeqAttentionDecoder
+@code chapters/03_bahdanau/seq2seq_attention.c Seq2SeqAttentionDecoder_init_state decoder_attention Seq2SeqAttentionDecoder_forward
+
+Your two exercises inside it, the GRU cell (3.1) and the attention step (3.3):
+
+@code labs/lab03/gru_cell.c gru_cell
+@code labs/lab03/attention_step.c additive_attention_cached
+
 The same model has a fast path beside it, `seq2seq_attention_fast.c`: the same numbers up to
 float rounding, less arithmetic. Each GRU step is one fused tape node with a hand-written
 backward (`rnn_cell_fused`) instead of a dozen small ops, and so are the additive scores
@@ -217,7 +229,7 @@ one, on the same weights and random inputs: where a gate is wrong, it shows here
            kind == RNN_GRU ? "GRU" : "LSTM", kind == RNN_GRU ? "gru_cell" : "lstm_cell",
            max_abs_diff(fused, mine));
     ag_step_reset();
-    paramset_free(&ps);
+    paramset_free(&ps); /* @program */
   }
 
   /***
@@ -245,7 +257,7 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
 */
   char err[2048];
   NmtData *d = nmt_load(&cfg, args.data_dir, err, sizeof err);
-  if (!d) die("%s", err);
+  if (!d) die("%s", err); /* @program */
   nmt_translate_flag(d, translate, 0); /* a --translate without words: refused before training */
   printf("preset %s: %d pairs (%d train), source vocab %d, target vocab %d, num_steps %d\n",
          preset, d->n, d->n_train, d->src_vocab->size, d->tgt_vocab->size, d->num_steps);
@@ -264,7 +276,9 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
               .heldout = {.bleu4 = NAN, .bleu2 = NAN}};
   char *loss_base = path_join(args.out, "loss");
   if (load) {
+    /* @program begin */
     if (checkpoint_load(&net.ps, net.tag, load, err, sizeof err) != 0) die("%s", err);
+    /* @program end */
     printf("loaded %s (no training)\n", load);
   } else {
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
@@ -274,7 +288,9 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
     printf("training time: %.2f s for %d epochs\n", res.train_seconds, res.epochs);
     figure_saved(loss_base, plot_have_gnuplot() ? 0 : 1);
     if (save) {
+      /* @program begin */
       if (checkpoint_save(&net.ps, net.tag, save, err, sizeof err) != 0) die("%s", err);
+      /* @program end */
       printf("saved %s\n", save);
     }
   }
@@ -329,7 +345,7 @@ as well, $\exp(\min(0, 1 - \text{len}_\text{label} / \text{len}_\text{pred}))
     tr[i] = (Seq2SeqTranslation){engs[i], fras[i], preds[i], b};
     printf("%s => %s, bleu %.3f\n", engs[i], p.text, b);
     if (i == 3) last = p;
-    else seq2seq_prediction_free(&p);
+    else seq2seq_prediction_free(&p); /* @program */
   }
   int seen = 0;
   for (int i = 0; i < 4; i++) {
@@ -356,7 +372,7 @@ as well, $\exp(\min(0, 1 - \text{len}_\text{label} / \text{len}_\text{pred}))
     nmt_translate_flag(d, translate, 1); /* unknown words, a sentence longer than num_steps */
     predict_seq2seq(&model, d, translate, 0, false, &p);
     printf("%s => %s\n", translate, p.text);
-    seq2seq_prediction_free(&p);
+    seq2seq_prediction_free(&p); /* @program */
   }
 
   /***
@@ -384,10 +400,12 @@ cut at the source length plus `<eos>`; the padding beyond gets weight 0 anyway.
       printf(" %d", best);
     }
     printf("\n");
+    /* @program begin */
     free(base);
     free(m);
+    /* @program end */
   }
-  seq2seq_prediction_free(&last);
+  seq2seq_prediction_free(&last); /* @program */
 
   /***
 ## Exercises 1 and 2 of the book: LSTM, dot-product attention
@@ -418,14 +436,19 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
       ex.compare_seconds = br.train_seconds;
       ex.compare_tps = br.tokens_per_sec;
     }
+    /* @program begin */
     seq2seq_train_result_free(&br);
     BahdanauNet_free(&base);
+    /* @program end */
   }
 
+  /* @program begin */
   Summary *S = summary_new("lab03", args.seed);
   seq2seq_summary_record(S, preset, d, load ? NULL : &res, tr, 4, ex.heldout.bleu4);
   record_extra(S, &ex);
+  /* @program end */
   printf("peak RSS %ld kB\n", peak_rss_kb());
+  /* @program begin */
   summary_write(S, args.out);
   free(loss_base);
   seq2seq_train_result_free(&res);
@@ -434,6 +457,7 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
   tensor_shutdown();
   return 0;
 }
+/* @program end */
 
 /***
 ## Summary

@@ -15,6 +15,7 @@ attends to.
 
 Run it with `make lab04 && ./lab04` (flags: `./lab04 --help`). Figures go to `out/lab04/`
 (or `--out DIR`), together with `summary.json`.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -153,10 +154,17 @@ of example $b$ apply to all its heads, so each is repeated `num_heads` times in 
 pass is exercise 4.3 (`labs/lab04/multihead_attention.c`); `MultiHeadAttention_init`
 (`chapters/04_multihead_attention/multihead.c`) creates the four linear layers.
 
+@code labs/lab04/transpose_qkv.c transpose_qkv transpose_output
+@code labs/lab04/lab04.h MultiHeadAttention
+@code chapters/04_multihead_attention/multihead.c MultiHeadAttention_init
+@code labs/lab04/multihead_attention.c MultiHeadAttention_forward
+
 First the two reshapes on a small tensor: two examples, three positions, $4 \times 3$ features.
   */
+  /* @program begin */
   Summary *S = summary_new("lab04", args.seed); /* summary.json, written at the end */
   summary_str(S, "device", device_name(tensor_default_device()));
+  /* @program end */
   Tensor *tq_in, *tq_out;
   {
     float h[72];
@@ -164,7 +172,7 @@ First the two reshapes on a small tensor: two examples, three positions, $4 \tim
     tq_in = tensor_from(3, (int[]){2, 3, 12}, h); /* (batch, n, num_hiddens) */
     tq_out = NEED(transpose_qkv(tq_in, 4), "the transpose_qkv demo"); /* (8, 3, 3) */
     print_shape("transpose_qkv(X (2, 3, 12), 4 heads)", tq_out);
-    summary_shape(S, "transpose_qkv_shape", tq_out);
+    summary_shape(S, "transpose_qkv_shape", tq_out); /* @program */
     Tensor *back = NEED(transpose_output(tq_out, 4), "the transpose_output demo");
     print_shape("transpose_output(...)", back);
     printf("round trip exact: %s\n", max_abs_diff(back, tq_in) == 0 ? "yes" : "NO");
@@ -277,13 +285,15 @@ operations of its matrix products.
         printf("timed, %d forwards each: parallel median %.2f ms (quartiles %.2f-%.2f), loop "
                "over heads median %.2f ms (%.2f-%.2f)\n",
                bench_reps, t_par[1], t_par[0], t_par[2], t_loop[1], t_loop[0], t_loop[2]);
-        free(tp), free(tl);
+        free(tp), free(tl); /* @program */
         ag_set_grad_enabled(true);
       }
 #undef BENCH_X
 #undef BENCH_VL
+      /* @program begin */
       free(xs);
       paramset_free(&ps2);
+      /* @program end */
     }
   }
 
@@ -333,7 +343,7 @@ queries, columns keys.
     char *base = path_join(args.out, "heads");
     figure_saved(base, plot_heatmaps(base, maps, 2, demo_heads, "Keys", "Queries", "Reds",
                                      demo_heads > 4 ? 250 * demo_heads : 0, 0));
-    free(base);
+    free(base); /* @program */
     /* Where does each head look? The most-attended key of each query. */
     for (int b = 0; b < 2; b++)
       for (int h = 0; h < demo_heads; h++) {
@@ -348,7 +358,7 @@ queries, columns keys.
       }
     ag_set_grad_enabled(true);
     ag_step_reset();
-    paramset_free(&ps3);
+    paramset_free(&ps3); /* @program */
   }
 
   /***
@@ -357,6 +367,7 @@ projection, so it ranks the keys differently. In the second example keys $5$ to 
 and get no weight in any head — the valid lengths were repeated for every head. Training shapes
 these differences into useful specializations; lab 06 draws the heads of a trained Transformer.
   */
+  /* @program begin */
   {
     summary_int(S, "book_check/num_hiddens", num_hiddens);
     summary_int(S, "book_check/num_heads", num_heads);
@@ -388,6 +399,7 @@ these differences into useful specializations; lab 06 draws the heads of a train
   tensor_shutdown();
   return 0;
 }
+/* @program end */
 
 /***
 ## Summary

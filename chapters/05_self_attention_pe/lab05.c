@@ -10,6 +10,7 @@ up — the order of the tokens — by adding *positional encodings*.
 
 Run it with `make lab05 && ./lab05` (flags: `./lab05 --help`). Figures go to `out/lab05/`
 (or `--out DIR`), together with `summary.json`.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -94,7 +95,7 @@ sequences of 4 tokens with valid lengths $[3, 2]$ — the output has the input's
       die("lab05: expected the output shape (2, 4, 100)");
     memcpy(sa_shape, Y->shape, sizeof sa_shape);
     ag_step_reset();
-    paramset_free(&ps);
+    paramset_free(&ps); /* @program */
   }
 
   /***
@@ -183,6 +184,10 @@ Filling the table is exercise 5.1 (`labs/lab05/positional_encoding.c`);
 every sequence of the batch, then applies dropout. (An odd $d$ gets a last column that is a
 sine without a cosine partner; the book's PyTorch code would fail on it.)
 
+@code labs/lab05/positional_encoding.c positional_encoding_table
+@code labs/lab05/lab05.h PositionalEncoding
+@code chapters/05_self_attention_pe/posenc.c PositionalEncoding_forward
+
 ### The table as a CUDA kernel (exercise 5.2)
 
 With `--device cuda` the rows of $\mathbf{P}$ are computed on the GPU, where they are added, by
@@ -205,6 +210,8 @@ loop has to loop. Consecutive threads write consecutive floats, so each warp's s
 The kernel stands in for exercise 5.1 on the device, so the first time it fills a table the
 kit compares its rows with 5.1's host table (`t_positional_encoding`). Until 5.2 is done,
 `--device cuda` uses the kit's own kernel and says so once.
+
+@code labs/lab05/posenc_kernel.cu posenc_kernel? positional_encoding_cuda
 
 Below, $d = 32$, and we add the encoding to a zero input of 60 positions, which gives back
 $\mathbf{P}$ itself. Each column oscillates at its own frequency; the frequency falls along the
@@ -233,7 +240,7 @@ columns — column 6/7 oscillates faster than column 8/9.
                .xmax = NAN, .ymin = NAN, .ymax = NAN, .series = s, .nseries = 4};
     char *base = path_join(args.out, "pe_columns");
     figure_saved(base, plot_axes_row(base, &ax, 1, 1200, 500));
-    free(base);
+    free(base); /* @program */
     printf("P[0:3, 6:10] =\n");
     for (int i = 0; i < 3 && i < steps; i++)
       printf("  [%.4f, %.4f, %.4f, %.4f]\n", P[i * d + 6], P[i * d + 7], P[i * d + 8],
@@ -265,7 +272,7 @@ fall from left to right, and each row is a distinct pattern.
     char *base = path_join(args.out, "pe_heatmap");
     figure_saved(base, plot_heatmaps(base, &hm, 1, 1, "Column (encoding dimension)",
                                      "Row (position)", "Blues", 560, 640));
-    free(base);
+    free(base); /* @program */
   }
 
   /***
@@ -320,6 +327,7 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
            dot_err);
   }
 
+  /* @program begin */
   {
     Summary *S = summary_new("lab05", args.seed);
     summary_str(S, "device", device_name(tensor_default_device()));
@@ -353,7 +361,9 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
     summary_num(S, "rotation/dot_product_max_deviation", dot_err);
     summary_write(S, args.out);
   }
+  /* @program end */
 
+  /* @program begin */
   free(pos);
   free(cols);
   free(P);
@@ -361,6 +371,7 @@ A consequence worth seeing: the dot product $\mathbf{p}_i^\top \mathbf{p}_{i+\de
   tensor_shutdown();
   return 0;
 }
+/* @program end */
 
 /***
 ## Summary

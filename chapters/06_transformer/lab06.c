@@ -30,6 +30,7 @@ self-attention over the target (each position may attend only to itself and earl
 so the model stays autoregressive), encoder–decoder attention (queries from the decoder, keys
 and values from the encoder's outputs), and the feed-forward network — again each wrapped in
 residual connection and layer normalization.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -176,9 +177,14 @@ two-layer MLP — "position-wise" because the positions never mix here (that is 
 $$\mathrm{FFN}(\mathbf x) = \mathbf W_2\, \mathrm{ReLU}(\mathbf W_1 \mathbf x + \mathbf b_1) + \mathbf b_2 .$$
 
 An input of shape (batch size, number of time steps, $d$) becomes (batch size, number of time
-steps, `ffn_num_outputs`). The forward pass is exercise 6.1 (`labs/lab06/ffn.c`). Since the
-same weights apply at every position, identical inputs at all positions give identical outputs —
-the book's check with a $(2, 3, 4)$ tensor of ones and an FFN with 4 hidden units and 8 outputs:
+steps, `ffn_num_outputs`). The forward pass is exercise 6.1 (`labs/lab06/ffn.c`):
+
+@code labs/lab06/lab06.h PositionWiseFFN
+@code labs/lab06/ffn.c PositionWiseFFN_forward
+
+Since the same weights apply at every position, identical inputs at all positions give
+identical outputs — the book's check with a $(2, 3, 4)$ tensor of ones and an FFN with 4 hidden
+units and 8 outputs:
   */
   ParamSet demo_ps = {0};
   {
@@ -223,8 +229,11 @@ $[-1, 1]^\top$. (Not exactly $\pm 1$: $\epsilon = 10^{-5}$ sits under the square
 
 `AddNorm` adds the sublayer's output $\mathbf y$, after dropout, to its input $\mathbf x$ and
 normalizes: $\mathrm{LayerNorm}(\mathbf x + \mathrm{dropout}(\mathbf y))$ — exercise 6.2
-(`labs/lab06/addnorm.c`). The residual connection needs both to have the same shape, and so
-does the output:
+(`labs/lab06/addnorm.c`):
+
+@code labs/lab06/addnorm.c AddNorm_forward
+
+The residual connection needs both to have the same shape, and so does the output:
   */
   {
     AddNorm add_norm;
@@ -244,8 +253,8 @@ paper does.)
 
 A `TransformerEncoderBlock` (in `chapters/06_transformer/transformer.c`) is the two sublayers:
 
-    Y = AddNorm1(X, MultiHeadAttention(X, X, X, valid_lens))
-    return AddNorm2(Y, FFN(Y))
+@code chapters/06_transformer/transformer.h TransformerEncoderBlock
+@code chapters/06_transformer/transformer.c TransformerEncoderBlock_forward
 
 No layer in it changes the shape, so blocks stack. The book's check: 24 hidden units, 48 FFN
 hidden units, 8 heads, dropout 0.5, a batch of two sequences of 100 positions with valid lengths
@@ -265,7 +274,11 @@ $[3, 2]$:
 The encoder (`TransformerEncoder`) embeds the token ids, multiplies the embeddings by
 $\sqrt d$ — they start as $\mathcal N(0, 1)$ numbers, and the scaling keeps them from being
 drowned by the positional encoding's values in $[-1, 1]$ — adds the positional encoding of lab
-05, and runs the blocks. A vocabulary of 200, two blocks, ids all ones:
+05, and runs the blocks:
+
+@code chapters/06_transformer/transformer.c embed TransformerEncoder_forward
+
+A vocabulary of 200, two blocks, ids all ones:
   */
   {
     TransformerEncoder enc;
@@ -276,7 +289,7 @@ drowned by the positional encoding's values in $[-1, 1]$ — adds the positional
     print_shape("encoder(ones (2, 100), valid_lens [3, 2]) shape", Y);
     print_shape("block 1 attention weights shape", enc.blks[0].attention.attention.attention_weights);
     ag_step_reset();
-    TransformerEncoder_free(&enc);
+    TransformerEncoder_free(&enc); /* @program */
   }
 
   /***
@@ -284,13 +297,8 @@ The weights are (batch × heads, queries, keys) = $(2 \cdot 8, 100, 100)$.
 
 ## Decoder
 
-A `TransformerDecoderBlock` has three sublayers:
-
-    X2 = MultiHeadAttention1(X, key_values, key_values, dec_valid_lens)   # masked self-attention
-    Y  = AddNorm1(X, X2)
-    Y2 = MultiHeadAttention2(Y, enc_outputs, enc_outputs, enc_valid_lens) # encoder–decoder
-    Z  = AddNorm2(Y, Y2)
-    return AddNorm3(Z, FFN(Z))
+A `TransformerDecoderBlock` has three sublayers: masked self-attention, encoder–decoder
+attention, and the FFN, each with its `AddNorm`.
 
 In training the decoder sees the whole target at once (teacher forcing), so its self-attention
 must hide the future: query $i$ may attend only to keys $0, \ldots, i$. As valid lengths that is
@@ -320,8 +328,15 @@ token at a time; block $i$ keeps its inputs of the earlier steps in a *key/value
 
 With both fixed, decoding token by token with the cache computes *exactly* what one
 masked pass over the whole sequence computes — `tests/unit/test_lab06.c` checks the logits agree.
-`--d2l-compat` restores the book's behaviour. The book's shape check for one block (same sizes
-as the encoder block, the encoder block's output as `enc_outputs`):
+`--d2l-compat` restores the book's behaviour. The mask (exercise 6.3), the block and the
+decoder that feeds it positions:
+
+@code labs/lab06/causal_mask.c causal_valid_lens
+@code chapters/06_transformer/transformer.h TransformerDecoderBlock
+@code chapters/06_transformer/transformer.c TransformerDecoderBlock_forward TransformerDecoder_forward
+
+The book's shape check for one block (same sizes as the encoder block, the encoder block's
+output as `enc_outputs`):
   */
   {
     TransformerEncoderBlock eb;
@@ -338,7 +353,7 @@ as the encoder block, the encoder block's output as `enc_outputs`):
     print_shape("its key/value cache", kv);
     ag_step_reset();
   }
-  paramset_free(&demo_ps);
+  paramset_free(&demo_ps); /* @program */
 
   /***
 ## Training
@@ -358,11 +373,13 @@ that are padding in every row (attention masks them) — and runs a batch of mix
 parts sorted by length, side by side on two threads where there are two cores (the second on a
 twin of the model that reads the same weights; all of it in `common/step.c`). The loss and
 gradients are the whole padded batch's (`tests/unit/test_seq2seq_trim.c`); the step does 0.57 of
-the book's position-wise arithmetic.
+the book's position-wise arithmetic. The model's forward pass, as the training loop calls it:
+
+@code chapters/06_transformer/transformer.c Transformer_forward
   */
   char err[512];
   NmtData *d = nmt_load(&ncfg, args.data_dir, err, sizeof err);
-  if (!d) die("lab06: %s", err);
+  if (!d) die("lab06: %s", err); /* @program */
   nmt_translate_flag(d, translate, 0); /* a --translate without words: refused before training */
   TransformerConfig tcfg = {
       .src_vocab = d->src_vocab->size,
@@ -390,7 +407,9 @@ the book's position-wise arithmetic.
   Seq2SeqTrainResult res = {0};
   double sec_per_epoch = NAN;
   if (load) {
+    /* @program begin */
     if (checkpoint_load(&ps, tag, load, err, sizeof err) != 0) die("lab06: %s", err);
+    /* @program end */
     printf("loaded %s (no training)\n", load);
   } else {
     char *fig = path_join(args.out, "loss");
@@ -402,11 +421,13 @@ the book's position-wise arithmetic.
                              .plot_every = d2l10 ? 1 : 10};
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab06: training diverged");
     figure_saved(fig, plot_have_gnuplot() ? 0 : 1); /* the loss curve, as lab03 announces it */
-    free(fig);
+    free(fig); /* @program */
     sec_per_epoch = res.train_seconds / res.epochs;
     printf("%.4f s per epoch, peak RSS %ld MB\n", sec_per_epoch, peak_rss_kb() / 1024);
     if (save) {
+      /* @program begin */
       if (checkpoint_save(&ps, tag, save, err, sizeof err) != 0) die("lab06: %s", err);
+      /* @program end */
       printf("saved %s\n", save);
     }
   }
@@ -414,7 +435,10 @@ the book's position-wise arithmetic.
   /***
 The loss falls fast: the Transformer has no recurrence to push gradients through, and every
 target position is trained in parallel. Now the book's four sentences, with BLEU
-(`bleu(pred, ref, k=2)`), decoded greedily token by token with the key/value cache:
+(`bleu(pred, ref, k=2)`), decoded greedily token by token with the key/value cache — one step:
+
+@code chapters/06_transformer/transformer.c Transformer_decode_step
+
   */
   const char *engs[4] = {"go .", "i lost .", "he's calm .", "i'm home ."};
   const char *fras[4] = {"va !", "j'ai perdu .", "il est calme .", "je suis chez moi ."};
@@ -534,6 +558,7 @@ the source; keys past the source's valid length get 0. Rows are decoding steps: 
 loop); the summary records this run's rate, seconds per epoch and peak memory. `make
 bench-vs-torch` times PyTorch running the book's code beside it (docs/performance.md).
   */
+  /* @program begin */
   Extra ex = {.preset = d2l10 ? "d2l-1.0" : "d2l-0.17",
               .cfg = &tcfg,
               .d2l_compat = d2l_compat,
@@ -560,6 +585,7 @@ bench-vs-torch` times PyTorch running the book's code beside it (docs/performanc
   tensor_shutdown();
   return 0;
 }
+/* @program end */
 
 /***
 ## Summary

@@ -17,6 +17,7 @@ Run it with `make lab07 && ./lab07` (flags: `./lab07 --help`). The default prese
 a CPU (28 x 28 images, patches of 7, 64 hiddens) and trains ten epochs in about a minute on two
 cores; `--preset d2l` is the book's configuration (96 x 96, patches of 16, 512 hiddens), meant
 for a GPU or a patient CPU (about 8 minutes an epoch on two cores). Figures go to `out/lab07/` (or `--out DIR`), together with `summary.json`.
+@program
 */
 #include <math.h>
 #include <stdio.h>
@@ -158,6 +159,9 @@ patches of shape $(c, p, p)$, flattened, and one `Linear` layer projects all pat
 images in a single matrix product. `PatchEmbedding_forward` is exercise 7.1
 (`labs/lab07/patch_embedding.c`).
 
+@code labs/lab07/lab07.h PatchEmbedding
+@code labs/lab07/patch_embedding.c PatchEmbedding_forward
+
 The book's check: images of $96 \times 96$ pixels with 3 channels and patches of $16 \times 16$
 give $6 \times 6 = 36$ patches, each projected to 512 features.
   */
@@ -168,7 +172,7 @@ give $6 \times 6 = 36$ patches, each projected to 512 features.
     Tensor *X = tensor_zeros(4, (const int[]){4, 3, 96, 96}); /* (batch, channels, h, w) */
     Tensor *Y = NEED(PatchEmbedding_forward(&pe, X), "the patch embedding check");
     print_shape("patch embedding of zeros (4, 3, 96, 96), patch 16, 512 hiddens", Y);
-    paramset_free(&ps);
+    paramset_free(&ps); /* @program */
     ag_step_reset();
   }
 
@@ -180,6 +184,8 @@ its nonlinearity is the Gaussian error linear unit (GELU), a smoother ReLU,
 $\mathrm{GELU}(x) = x\,\Phi(x)$ with $\Phi$ the standard normal CDF, and dropout follows each
 of its two dense layers (`ViTMLP` in `chapters/07_vit/vit.c`).
 
+@code labs/lab07/lab07.h ViTMLP ViTMLP_forward
+
 The encoder block puts the normalization *before* each sublayer, not after the residual
 addition as in lab06 ("pre-normalization"):
 
@@ -188,8 +194,12 @@ $$\mathbf X \leftarrow \mathbf X + \mathrm{MHA}(\mathrm{LN}_1(\mathbf X)), \qqua
 
 The residual stream then carries $\mathbf X$ unnormalized from block to block, which is known
 to make deep Transformers easier to train. The attention is lab04's `MultiHeadAttention`
-without biases. `ViTBlock_forward` is exercise 7.2 (`labs/lab07/vit_block.c`). Like every
-Transformer encoder block, it does not change the shape of its input:
+without biases. `ViTBlock_forward` is exercise 7.2 (`labs/lab07/vit_block.c`):
+
+@code labs/lab07/lab07.h ViTBlock
+@code labs/lab07/vit_block.c ViTBlock_forward
+
+Like every Transformer encoder block, it does not change the shape of its input:
   */
   {
     ParamSet ps = {0};
@@ -198,7 +208,7 @@ Transformer encoder block, it does not change the shape of its input:
     Tensor *X = tensor_full(3, (const int[]){2, 100, 24}, 1.0f); /* (batch, steps, hiddens) */
     Tensor *Y = NEED(ViTBlock_forward(&blk, X, NULL, false), "the ViT block check");
     print_shape("ViT block on ones (2, 100, 24)", Y);
-    paramset_free(&ps);
+    paramset_free(&ps); /* @program */
     ag_step_reset();
   }
 
@@ -211,6 +221,10 @@ positional embeddings and applies dropout — exercise 7.3, `vit_add_cls_and_pos
 layer norm and a linear layer to the ten classes. As in the book, the `<cls>` token starts at
 zero and the positional embeddings at $\mathcal N(0, 0.02^2)$; every linear layer starts at
 PyTorch's default $\mathcal U(\pm 1/\sqrt{\text{fan-in}})$.
+
+@code labs/lab07/lab07.h ViT
+@code chapters/07_vit/vit.c ViT_forward ViT_tokens ViT_head
+@code labs/lab07/vit_embed.c vit_add_cls_and_positions
 
 Since only the `<cls>` output is classified, the last block's other outputs are never read: the
 book computes them anyway. The lab trains with a forward pass that runs the last block for the
@@ -248,8 +262,10 @@ machine the batch runs as two halves side by side, with gradients that add up to
   */
   char err[1024];
   FashionMNIST train, test;
+  /* @program begin */
   if (fashion_mnist_load(&train, "train", args.data_dir, err, sizeof err) != 0) die("%s", err);
   if (fashion_mnist_load(&test, "t10k", args.data_dir, err, sizeof err) != 0) die("%s", err);
+  /* @program end */
   printf("Fashion-MNIST: %d training and %d test images of %dx%d\n", train.n, test.n, train.rows,
          train.cols);
 
@@ -300,7 +316,9 @@ machine the batch runs as two halves side by side, with gradients that add up to
       SGD_step(&trainer);
       ag_step_reset();
       if (step == 0) first_step_time = now_seconds() - t0, first_step_images = bs;
+      /* @program begin */
       if (!isfinite(lv)) die("lab07: the training loss became %g at step %ld; lower --lr", lv, step);
+      /* @program end */
       loss_sum += lv * bs;
       seen += bs;
       quarter_sum += lv * bs;
@@ -316,7 +334,7 @@ machine the batch runs as two halves side by side, with gradients that add up to
     }
     double dt = now_seconds() - t0;
     train_flops += gemm_flops() - f0;
-    free(order);
+    free(order); /* @program */
     train_time += dt;
     train_images += seen;
     EvalResult ev = evaluate(&net, forward, &test, n_val, S, BS);
@@ -333,9 +351,9 @@ machine the batch runs as two halves side by side, with gradients that add up to
            n_val < test.n ? " (validation on a subset: --steps)" : "");
     fflush(stdout);
   }
-  vit_step_free(stepper);
+  vit_step_free(stepper); /* @program */
   figure_saved(curve_base, animator_close(animator));
-  free(curve_base);
+  free(curve_base); /* @program */
   const double ips = train_time > 0 ? train_images / train_time : 0;
   const Device dv = tensor_default_device();
   printf("%ld training images in %.1f s: %.1f images/sec on %s (%s GEMM)\n"
@@ -429,7 +447,7 @@ scale.
   {
     char *base = path_join(args.out, "predictions");
     figure_saved(base, plot_heatmaps(base, maps, prows, pcols, NULL, NULL, "Blues", 0, 0));
-    free(base);
+    free(base); /* @program */
   }
   /* <cls> attention: rows are the images, then the first and the last block's map, each patch
    * drawn as its p x p block of pixels so that maps and images line up */
@@ -454,10 +472,12 @@ scale.
     /* one bar, two meanings: say both (each attention map is scaled to its own maximum) */
     figure_saved(base, plot_heatmaps_cb(base, maps, rows, ns, NULL, NULL,
                                         "pixel value; attention / map's max", "Reds", 0, 0));
-    free(base);
+    free(base); /* @program */
   }
+  /* @program begin */
   free(up);
   free(blank);
+  /* @program end */
 
   /***
 How to read the maps: in the first block the `<cls>` query is the same vector for every image
@@ -471,6 +491,7 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
 
   */
   {
+    /* @program begin */
     Summary *S = summary_new("lab07", args.seed);
     summary_str(S, "device", device_name(tensor_default_device()));
     summary_str(S, "preset", cfg.name);
@@ -486,7 +507,9 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
     summary_int(S, "val_images", n_val);
     summary_num(S, "images_per_sec", ips);
     summary_num(S, "train_seconds", train_time);
+    /* @program end */
     /* after the first step, as benchmarks time PyTorch after its warm-up steps (bench-vs-torch) */
+    /* @program begin */
     summary_num(S, "images_per_sec_after_first_step",
                 step > 1 ? (train_images - first_step_images) / (train_time - first_step_time) : NAN);
     summary_str(S, "gemm", gemm_backend());
@@ -494,6 +517,7 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
     summary_int(S, "shown_correct", n_right);
     summary_int(S, "shown", ns);
     summary_write(S, args.out);
+    /* @program end */
   }
   printf("peak RSS: %ld kB\n", peak_rss_kb());
 
@@ -522,6 +546,7 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
 4. Change the patch size (`--patch 4` on 28 x 28 images gives 49 patches instead of 16, `--patch
    14` gives 4): how do accuracy and speed trade off?
   */
+  /* @program begin */
   free(att);
   free(imgs);
   free(ylab);
@@ -535,3 +560,4 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
   tensor_shutdown();
   return 0;
 }
+/* @program end */

@@ -12,7 +12,7 @@ excluded='^(solutions|tests/hidden|build|out|data|\.git)(/|$)|^results\.json$|^l
 
 list=$(mktemp)
 kit=$(mktemp -d)
-trap 'rm -f "$list" "$out.tmp"; chmod -R u+w "$kit"; rm -rf "$kit"' EXIT
+trap 'rm -f "$list" "$list.docs.log" "$out.tmp"; chmod -R u+w "$kit"; rm -rf "$kit"' EXIT
 mkdir -p "$kit/tests/grade/kit"
 (cd labs && shopt -s nullglob && cp --parents lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu "$kit/tests/grade/kit/")
 (cd "$kit/tests/grade/kit" && shopt -s nullglob && LC_ALL=C sha256sum lab[0-9][0-9]/*.h lab[0-9][0-9]/*.c lab[0-9][0-9]/*.cu >SHA256SUMS)
@@ -25,11 +25,44 @@ fi | grep -zvE "$excluded" | grep -zv '^tests/grade/kit/' | while IFS= read -r -
   [ -f "$f" ] && printf '%s\0' "$f"   # skip tracked files deleted in the working tree
 done | grep -zvx 'README\.md' | sort -z >"$list"
 
+# Prebuilt pages (docs/labNN.html, .md, the site around them) from a reference run: the labs run
+# with the solutions, the pages splice the stubs (DOCS_EXERCISES=labs), and the run's printed
+# output and figures ship in docs/ref/labNN/, where a student's `make docs` takes the output
+# after an unfinished exercise from. Short runs keep `make handout` quick (the pages show the
+# command); HANDOUT_DOCS=no leaves the pages out, HANDOUT_DOCS_LABS="lab01 lab02" builds some.
+docs_dir=build/handout-docs
+if [ "${HANDOUT_DOCS:-yes}" = no ]; then
+  echo "handout: no prebuilt pages (HANDOUT_DOCS=no)"
+elif [ ! -d solutions ]; then
+  echo "handout: no solutions/ here: no reference run, no prebuilt pages"
+else
+  rm -rf "$docs_dir"
+  start=$(date +%s)
+  # lab03 and lab06 train 50 of their 250 / 200 epochs, lab07 one of its 10; the rest run whole
+  args=("DOCS_ARGS_lab03=--epochs 50" "DOCS_ARGS_lab06=--epochs 50" "DOCS_ARGS_lab07=--epochs 1")
+  [ -n "${HANDOUT_DOCS_LABS:-}" ] && args+=("DOCS_LABS=$HANDOUT_DOCS_LABS")
+  if ! make -s docs VARIANT=solutions DOCS_EXERCISES=labs DOCS_DIR="$docs_dir" DOCS_OUT=ref \
+    DOCS_TIMEOUT=300 "${args[@]}" >"$list.docs.log" 2>&1; then
+    echo "handout: the reference pages failed to build:" >&2
+    tail -20 "$list.docs.log" >&2
+    exit 1
+  fi
+  mkdir -p "$kit/docs"
+  for f in "$docs_dir"/*.html "$docs_dir"/lab[0-9][0-9].md; do [ -f "$f" ] && cp "$f" "$kit/docs/"; done
+  for d in "$docs_dir"/ref/lab[0-9][0-9]; do
+    [ -d "$d" ] || continue
+    mkdir -p "$kit/docs/ref/${d##*/}"
+    cp "$d"/output.txt "$d"/command.txt "$d"/status.txt "$kit/docs/ref/${d##*/}/" 2>/dev/null
+    for png in "$d"/*.png; do [ -f "$png" ] && cp "$png" "$kit/docs/ref/${d##*/}/"; done
+  done
+  echo "handout: reference pages built in $(($(date +%s) - start)) s ($(ls "$kit/docs"/lab*.html 2>/dev/null | wc -l) labs)"
+fi
+
 mkdir -p "$(dirname "$out")"
 # The student's README (docs/handout-README.md) stands in for the repository's.
 tar -czf "$out.tmp" --owner=0 --group=0 --numeric-owner \
   --transform "s,^docs/handout-README\.md\$,README.md," --transform "s,^,$top/,S" \
-  --null -T "$list" -C "$kit" tests/grade/kit
+  --null -T "$list" -C "$kit" tests/grade/kit $( [ -d "$kit/docs" ] && echo docs)
 # Belt and braces: the archive itself must not hold anything excluded.
 if tar -tzf "$out.tmp" | sed "s,^$top/,," | grep -qE "$excluded"; then
   echo "handout: refusing to write $out: it would contain:" >&2

@@ -2,7 +2,8 @@
 // script errors, failed loads (images, stylesheets) and console errors from the start, and
 // after the load event measures, at the window's width: every code block, figure, image, table
 // and display formula must fit the page (no horizontal overflow past the window, no code block
-// wider than its box: a scroll bar hides code), every image must have loaded. The result goes
+// wider than its box: a scroll bar hides code), every image must have loaded; no code block
+// outside the collapsed program section shows `#include` or `free(`. The result goes
 // into <pre id="pagecheck"> as JSON lines, which chromium --dump-dom prints.
 (function () {
   var problems = [];
@@ -33,6 +34,20 @@
       if (el.tagName === 'IMG' && !(el.complete && el.naturalWidth > 0))
         say('image did not load: ' + el.getAttribute('src'));
     });
+    // The page body reads like the book's: no program plumbing in its code blocks (includes,
+    // frees) outside the collapsed <details class="program"> section; no failed @code splice.
+    document.querySelectorAll('pre').forEach(function (el) {
+      if (el.closest('details.program') || el.matches('pre.text, pre.reference') ||
+          el.querySelector('code.language-text')) return;
+      var t = el.textContent || '';
+      [/#include/, /free\(/].forEach(function (re) {
+        var m = t.split('\n').filter(function (l) { return re.test(l); })[0];
+        if (m) say('the page body shows "' + re.source.replace('\\', '') +
+                   '" outside the collapsed program section: ' + m.trim().slice(0, 80));
+      });
+    });
+    if ((document.body.textContent || '').indexOf('@code error:') >= 0)
+      say('a failed @code splice: ' + document.body.textContent.split('@code error:')[1].split('\n')[0].slice(0, 120));
     if (document.documentElement.scrollWidth > vw + 1)
       say('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + vw + ' px');
     var out = document.createElement('pre');
