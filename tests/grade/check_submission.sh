@@ -24,6 +24,10 @@ kit_answers="t_masked_softmax cpu_softmax cpu_softmax_grad $(grep -v '^#' "$here
 process_calls='fork vfork clone clone3 kill killpg tgkill tkill getppid setsid setpgid setpgrp
   daemon execve execv execvp execvpe execl execlp execle fexecve system popen posix_spawn
   posix_spawnp ptrace prctl dlopen dlsym dlvsym dlmopen syscall mprotect getrandom'
+emu_internal='emu_profile emu_profile_take emu_set_grid_cap emu_carve emu_copy_stats
+  emu_launch_count emu_grid_never_capped kt_grid_cap kt_profile_begin kt_profile_end
+  kt_counters_values kt_alloc kt_upload kt_upload_ints kt_download kt_free'
+emu_internal=$(echo $emu_internal)
 bad=0
 ext=c # the source's extension: confined.sh compiles a kernel exercise as C++ (PPLANG)
 [ "${PPLANG:-}" = c++-cpp-output ] && ext=cu
@@ -52,6 +56,13 @@ for o in "$@"; do
   for sym in $process_calls; do
     grep -qxF "$sym" <<<"$undef" || continue
     echo "grade: $src calls $sym(), which no exercise needs and the grader does not allow"
+    bad=1
+  done
+  # a kernel exercise: the emulator's own bookkeeping (its counters, grid cap, memory marks)
+  # and the kernel tests' helpers are the grader's instruments, not the kernel's
+  for sym in $(nm -u -P -C "$o" | sed -nE 's/^((emu|kt)_[a-z_]+)\(.*/\1/p; s/^(kt_[a-z_]+) .*/\1/p' | sort -u); do
+    case " $emu_internal " in *" $sym "*) ;; *) continue ;; esac
+    echo "grade: $src calls $sym(), the grader's instrument; a kernel exercise launches its kernels and nothing else"
     bad=1
   done
 done

@@ -151,6 +151,11 @@ void grade_sanity_(const char *file, int line, int ok, const char *fmt, ...)
   grade_observe_(__FILE__, __LINE__, CHK_AGREE, (a), (b), (n))
 #define REF_CHECK(cond, ...) ((void)0)
 #endif
+/* The CUDA emulator's memory counters of a kernel (CHK_COUNTERS, record.h): the reference run
+ * sends its own as the expected ones, with factor and metrics; tests/grade/kernel_test.h's
+ * EXPECT_COUNTERS macros call it. */
+void grade_counters_(const char *file, int line, const double *v, int n, double factor,
+                     int metrics, const char *what);
 /* (the student's side of the macros above; kinds: record.h) */
 void grade_observe_(const char *file, int line, int kind, const float *a, const float *b,
                     long n);

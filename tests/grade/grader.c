@@ -149,6 +149,7 @@ typedef struct {
   double seconds;
   char *why;      /* one line on what happened, "" when passed or plainly wrong */
   char *fails;    /* failed checks: each a line, then its indented slice and hint */
+  char *info;     /* memory counters of the student's kernels beside the reference's */
   char *output;   /* program output, head and tail */
   long output_bytes;
 } Graded;
@@ -568,7 +569,7 @@ static void parse_stream(const unsigned char *buf, size_t len, Stream *s) {
       CheckHeader h;
       memcpy(&h, p, sizeof h);
       uint64_t need = (uint64_t)h.file_len + h.msg_len + ((uint64_t)h.n_got + h.n_want) * 8;
-      if (h.kind < CHK_CLOSE || h.kind > CHK_SANITY || need != rh.len - sizeof h) goto bad;
+      if (h.kind < CHK_CLOSE || h.kind > CHK_COUNTERS || need != rh.len - sizeof h) goto bad;
       if (s->n == cap) {
         cap = cap ? 2 * cap : 16;
         s->c = xrealloc(s->c, (size_t)cap * sizeof *s->c);
@@ -892,10 +893,63 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
                  "got %ld dropped and %ld kept (is dropout applied when training?)", zeros, kept);
     return !other && zeros && kept;
   }
+  case CHK_COUNTERS: { /* atol: the factor (0: information only), rtol: the CNT_* metrics */
+    if (ng != CNT_N || nw != CNT_N) {
+      str_printf(why, "%s: expected %d memory counters, got %u", msg, CNT_N, ng);
+      return false;
+    }
+    const struct {
+      int bit;
+      double got, want;
+      const char *name, *hint;
+    } m[] = {
+        {CNT_SECTORS, got[CNT_LD_SECT] + got[CNT_ST_SECT], want[CNT_LD_SECT] + want[CNT_ST_SECT],
+         "global memory sectors (loads + stores)",
+         "lanes of a warp far apart (uncoalesced), or data read more than once"},
+        {CNT_LD_SECTORS, got[CNT_LD_SECT], want[CNT_LD_SECT], "global load sectors",
+         "uncoalesced loads, or data read more than once"},
+        {CNT_ST_SECTORS, got[CNT_ST_SECT], want[CNT_ST_SECT], "global store sectors",
+         "uncoalesced stores: consecutive lanes should write consecutive addresses"},
+        {CNT_CONFLICTS, got[CNT_SH_CONFLICTS], want[CNT_SH_CONFLICTS],
+         "shared-memory bank-conflict replays", "pad the shared tile (33 floats a row for 32)"},
+    };
+    if (!(atol > 0)) return true;
+    for (size_t k = 0; k < sizeof m / sizeof *m; k++) {
+      if (!((int)rtol & m[k].bit) || m[k].got <= atol * m[k].want) continue;
+      str_printf(why, "%s: %s: your kernel %.0f, the reference %.0f: more than %g times (%s)",
+                 msg, m[k].name, m[k].got, m[k].want, atol, m[k].hint);
+      return false;
+    }
+    return true;
+  }
   default: /* CHK_FAIL */
     str_printf(why, "%s", msg);
     return false;
   }
+}
+
+/* One line of a CHK_COUNTERS check for the report: the student's counters, the reference's
+ * in brackets. */
+static void counters_line(Str *b, const char *msg, const double *g, const double *w) {
+  str_printf(b, "%s%s%.0f launch%s", msg, *msg ? ": " : "", g[CNT_LAUNCHES],
+             g[CNT_LAUNCHES] == 1 ? "" : "es");
+  const struct {
+    int req, sect;
+    const char *name;
+  } kinds[] = {{CNT_LD_REQ, CNT_LD_SECT, "loads"}, {CNT_ST_REQ, CNT_ST_SECT, "stores"}};
+  for (int k = 0; k < 2; k++) {
+    int q = kinds[k].req, s = kinds[k].sect;
+    if (!g[q] && !w[q]) continue;
+    str_printf(b, "; %s %.0f req, %.1f sectors/req [%.1f]", kinds[k].name, g[q],
+               g[q] ? g[s] / g[q] : 0.0, w[q] ? w[s] / w[q] : 0.0);
+  }
+  if (g[CNT_ATOMICS] || w[CNT_ATOMICS])
+    str_printf(b, "; atomics %.0f [%.0f]", g[CNT_ATOMICS], w[CNT_ATOMICS]);
+  if (g[CNT_SH_REQ] || w[CNT_SH_REQ])
+    str_printf(b, "; shared %.0f req, %.0f conflict replays [%.0f]", g[CNT_SH_REQ],
+               g[CNT_SH_CONFLICTS], w[CNT_SH_CONFLICTS]);
+  str_printf(b, "; %.1f KB moved [%.1f]; H100 estimate %.3g us [%.3g]\n", g[CNT_KB], w[CNT_KB],
+             g[CNT_H100_US], w[CNT_H100_US]);
 }
 
 static bool is_value_check(uint32_t kind) {
@@ -959,7 +1013,7 @@ static Shape shape_before(const Stream *ref, int i, uint32_t n) {
 /* The student's checks against the reference's, in order: the same check at each step, each
  * within the reference's tolerance of the reference's expected values. Returns the number of
  * failed checks; the first MAX_FAIL_SHOWN are described in fails. */
-static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails) {
+static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails, Str *info) {
   /* the reference's checks of its own setup are not the student's: left out on both sides */
   Stream refs = *ref_all, stus = *stu_all;
   refs.c = xmalloc(((size_t)ref_all->n + 1) * sizeof *refs.c);
@@ -993,6 +1047,8 @@ static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails) {
         stop = true;
       } else {
         const char *msg = s->h.kind == CHK_BOOL || s->h.kind == CHK_FAIL ? s->msg : r->msg;
+        if (s->h.kind == CHK_COUNTERS && s->h.n_got == CNT_N && r->h.n_want == CNT_N)
+          counters_line(info, r->msg, s->got, r->want);
         Str m = {0};
         Shape shape = shape_before(ref, i, expected_count(r));
         if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, expected_count(r), r->h.atol,
@@ -1108,7 +1164,7 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
   double timeout_s = t->timeout_s > 0 ? t->timeout_s : default_timeout;
   RunInfo rr = {.out_fd = -1}, rs = {.out_fd = -1};
   Stream ref = {.syscall_nr = -1}, stu = {.syscall_nr = -1};
-  Str why = {0}, fails = {0};
+  Str why = {0}, fails = {0}, info = {0};
   bool ref_ok = true;
   if (g_have_ref && !g_self_ref) { /* the trusted run first: its values judge the student's */
     run_confined(t->hidden ? &g_ref_hidden : &g_ref, "--run", t->name, timeout_s, g_as_limit,
@@ -1128,13 +1184,16 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
     t->outcome = OUT_BROKEN;
   } else {
     /* without a reference each check is judged against the run's own expected values */
-    int nf = stu.malformed ? 0 : judge(g_have_ref && !g_self_ref ? &ref : &stu, &stu, &fails);
+    int nf = stu.malformed ? 0
+                           : judge(g_have_ref && !g_self_ref ? &ref : &stu, &stu, &fails, &info);
     classify(t, &rs, &stu, nf, timeout_s, mem_mib, &why);
   }
   t->score = t->outcome == OUT_PASSED ? t->points : 0;
 out:
   t->why = str_take(&why);
   t->fails = str_take(&fails);
+  t->info = str_take(&info);
+  if (!t->info) t->info = xstrdup("");
   if (!t->output) t->output = xstrdup("");
   stream_free(&ref);
   stream_free(&stu);
@@ -1246,8 +1305,12 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
          t->name, t->desc, t->hidden ? " (hidden)" : "");
   if (t->seconds >= 1.0) printf("  [%.1f s]", t->seconds);
   putchar('\n');
-  if (t->outcome == OUT_PASSED) return;
   const char *ind = "        ";
+  if (t->info && *t->info) { /* the kernel track's memory counters, passed or not */
+    printf("%smemory counters of your kernel [the reference's]:\n", ind);
+    print_lines(t->info, 8, false, "          ");
+  }
+  if (t->outcome == OUT_PASSED) return;
   if (*t->why) print_lines(t->why, t->outcome == OUT_SANITIZER ? 2 : 1, false, ind);
   if (*t->fails && t->outcome != OUT_TODO) print_lines(t->fails, 6, false, ind);
   bool show_tail = t->outcome == OUT_CRASH || t->outcome == OUT_EXITED ||
@@ -1268,6 +1331,9 @@ static char *test_report(const Graded *t) {
              t->points);
   if (*t->why) str_printf(&b, "%s\n", t->why);
   if (*t->fails) str_add(&b, t->fails, strlen(t->fails));
+  if (t->info && *t->info)
+    str_printf(&b, "Memory counters of your kernel [the reference's], from the CUDA emulator:\n%s",
+               t->info);
   if (t->output_bytes) {
     str_printf(&b, "--- program output (%ld bytes) ---\n", t->output_bytes);
     str_add(&b, t->output, strlen(t->output));

@@ -36,11 +36,35 @@ typedef struct {
   double kb_moved; /* the sectors' bytes, loads and stores, / 1024 */
   double h100_us;  /* the bytes at the H100's 3.35 TB/s: an estimate, not a measurement */
 } KtCounters;
-enum { KT_NCOUNTERS = 10 };
+enum { KT_NCOUNTERS = 10 }; /* = CNT_N of record.h, in its order */
 void kt_profile_begin(void);
 KtCounters kt_profile_end(void);
 /* The counters as KT_NCOUNTERS doubles, in KtCounters' order (what a test sends). */
 void kt_counters_values(const KtCounters *c, double *out);
+
+#ifndef __cplusplus
+#include "grade.h"
+_Static_assert((int)KT_NCOUNTERS == (int)CNT_N, "KtCounters and record.h's CNT_* differ");
+
+/* EXPECT_COUNTERS(c, what): the counters c (KtCounters) of the student's kernel go into the
+ * grade output beside the reference kernel's, measured the same way in the reference run:
+ * information, never a failure. EXPECT_COUNTERS_WITHIN(c, metrics, factor, what): the same, and
+ * a check that fails when a metric (CNT_SECTORS, CNT_LD_SECTORS, CNT_ST_SECTORS, CNT_CONFLICTS
+ * of record.h, or-ed) of the student's kernel is more than factor times the reference's: the
+ * points a coalesced permute or a fused attention that reads K and V once earns. Measured in
+ * the student's process, like every value it sends: the grade refuses a .cu that calls the
+ * emulator's profiler (check_submission.sh), but these are evidence, as the values are. */
+#define EXPECT_COUNTERS(c, what)                                                             \
+  kt_expect_counters_(__FILE__, __LINE__, &(c), 0, 0, GRADE_WHAT(what))
+#define EXPECT_COUNTERS_WITHIN(c, metrics, factor, what)                                     \
+  kt_expect_counters_(__FILE__, __LINE__, &(c), (metrics), (factor), GRADE_WHAT(what))
+static inline void kt_expect_counters_(const char *file, int line, const KtCounters *c,
+                                       int metrics, double factor, const char *what) {
+  double v[KT_NCOUNTERS];
+  kt_counters_values(c, v);
+  grade_counters_(file, line, v, KT_NCOUNTERS, factor, metrics, what);
+}
+#endif
 
 #ifdef __cplusplus
 }

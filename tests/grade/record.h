@@ -42,6 +42,22 @@ enum {
   CHK_DROPOUT = 7, /* got[n], want[n]: every got is 0 or 2*want, some of each */
   CHK_AGREE = 8,   /* got[2n]: two outputs of the run's own, a then b, |a - b| <= atol + rtol*|b| */
   CHK_SANITY = 9,  /* reference run only: got[1] (1 = true), a check of the test's own setup */
+  CHK_COUNTERS = 10, /* got[CNT_N]: the CUDA emulator's memory counters of the student's kernel;
+                      * want[CNT_N]: the reference kernel's; atol: a factor (0: information
+                      * only), rtol: the CNT_* metrics that must be within factor x want */
+};
+
+/* CHK_COUNTERS: the counters' order (tests/grade/kernel_test.h, KtCounters) ... */
+enum {
+  CNT_LAUNCHES, CNT_LD_REQ, CNT_LD_SECT, CNT_ST_REQ, CNT_ST_SECT, CNT_ATOMICS, CNT_SH_REQ,
+  CNT_SH_CONFLICTS, CNT_KB, CNT_H100_US, CNT_N
+};
+/* ... and the metrics a test can give points for (bits of rtol) */
+enum {
+  CNT_SECTORS = 1,    /* global memory sectors, loads + stores: coalescing, reading once */
+  CNT_LD_SECTORS = 2, /* global load sectors */
+  CNT_ST_SECTORS = 4, /* global store sectors */
+  CNT_CONFLICTS = 8,  /* shared-memory bank-conflict replays */
 };
 
 /* A CHECK payload: this header, then file (file_len bytes), message (msg_len bytes),

@@ -14,9 +14,12 @@
 #   5. feedback in the student's terms: plausible wrong exercises (tests/grader/feedback/NAME/,
 #      laid over the stubs) get their first wrong entry as (b, i, j), a slice of its row, and
 #      only the hints their failure pattern calls for.
+#   6. wrong kernels (the kernel track): kernel exercises with one classic mistake each
+#      (tests/grader/kernels/NAME/, laid over the solutions) score 0 on the tests they should,
+#      with the outcome they should (sanitizer: the emulator's report shown) and its text.
 # GRADING_SECTIONS=24 (say) runs only those sections (2 also runs the attacks); default: all.
 set -u
-sections=${GRADING_SECTIONS:-12345}
+sections=${GRADING_SECTIONS:-123456}
 cd "$(dirname "$0")/../.."
 root=$PWD
 passed=0
@@ -382,6 +385,72 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] 
     <(awk 'NF {print $1}' <<<"$expected_attacks" | LC_ALL=C sort -u)
 else
   skip "attacks on the real labs: they need solutions/ and both graders built"
+fi
+fi
+
+# ------------------------------------------------------------------ 2c. wrong kernels
+# Each tests/grader/kernels/NAME/ holds a kernel exercise (the kernel track) with one classic
+# mistake (its PLANT line), laid over the solutions: graded as a submission against the
+# solutions' runners, the lab of its file only. The table names, per plant, a test, the outcome
+# it must get with 0 points, and a text its report in results.json must show: for a finding of
+# the emulator's sanitizers, the report itself (0 points even where the numbers are right:
+# 03_race_blocks writes the right value from every block).
+expected_kernels='
+01_missing_bound lab05_pe_kernel sanitizer memcheck: kernel posenc_kernel
+01_missing_bound lab05_pe_kernel_uneven sanitizer past the end of its allocation
+02_wrong_formula lab05_pe_kernel wrong_answer P: rows 0..99
+02_wrong_formula lab05_pe_kernel_large wrong_answer expected
+03_race_blocks lab05_pe_kernel sanitizer racecheck: kernel posenc_kernel
+03_race_blocks lab05_pe_kernel_large sanitizer with no barrier between them
+04_no_grid_stride lab05_pe_kernel_large wrong_answer got nan
+05_uninit_read lab05_pe_kernel sanitizer initcheck: kernel posenc_kernel
+'
+if [[ $sections == *6* ]]; then
+if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
+  [ -x build/solutions/grade-run ] && [ -d build/solutions/as-submission/sub ]; then
+  kref=$tmp/kernel-reference
+  mkdir -p "$kref" && chmod 700 "$kref" && cp build/solutions/grade-run* "$kref/"
+  for a in tests/grader/kernels/*/; do
+    a=${a%/}
+    name=${a##*/}
+    w=$tmp/kernels/$name
+    mkdir -p "$w/out"
+    cp -a solutions "$w/sub"
+    cp -r "$a"/. "$w/sub/"
+    lab=$(cd "$a" && ls -d lab[0-9][0-9] | head -1)
+    # the solutions' staged files and objects: only the planted file is compiled
+    cp -a build/solutions/as-submission/stage build/solutions/as-submission/sub \
+      build/solutions/as-submission/notes "$w/out/"
+    if mk grade-runners VARIANT=labs GRADE_SUB="$w/sub" GRADE_OUT="$w/out" GRADE_REF="$kref" \
+      >"$w/build.log" 2>&1; then
+      (cd "$w" && "$root/build/labs/grade" --runner "$w/out" --reference "$kref" \
+        --notes "$w/out/notes" --lab "${lab#lab}" --json "$w/results.json" >"$w/term.log" 2>&1)
+    else
+      fail "wrong kernel $name: the runners do not build"
+      tail -n 20 "$w/build.log"
+      continue
+    fi
+    r=$w/results.json
+    check "wrong kernel $name: results.json is valid JSON" json_valid "$r"
+    while read -r kname test outcome text; do
+      [ "$kname" = "$name" ] || continue
+      line=$(test_line "$r" "$test")
+      check "wrong kernel $name: $test is $outcome with 0 points" \
+        grep -q "\"score\":0,.*\"outcome\":\"$outcome\"" <<<"$line"
+      check "wrong kernel $name: $test's report shows '$text'" grep -qF "$text" <<<"$line"
+    done <<<"$expected_kernels"
+    # the exercises around it keep their points
+    check "wrong kernel $name: the lab's other tests pass" grep -q '"status":"passed"' "$r"
+    if grep -q '"outcome":"sanitizer"' "$r"; then
+      check "wrong kernel $name: the terminal shows the emulator's report" \
+        grep -qE "^        (memcheck|initcheck|racecheck|synccheck): kernel " "$w/term.log"
+    fi
+  done
+  check "every wrong kernel under tests/grader/kernels/ has expected outcomes, and every row a kernel" \
+    diff <(cd tests/grader/kernels && ls -d */ | sed 's#/$##' | LC_ALL=C sort) \
+    <(awk 'NF {print $1}' <<<"$expected_kernels" | LC_ALL=C sort -u)
+else
+  skip "wrong kernels: they need solutions/, both graders and make grade-build VARIANT=solutions"
 fi
 fi
 

@@ -15,7 +15,9 @@ static void check_rows(int first, int rows, int d, double tol) {
   const long n = (long)rows * d;
   kt_grid_cap(2);
   float *P = kt_alloc(n); /* (rows, d), NaN and unwritten: every element must be written */
+  kt_profile_begin();
   int rc = positional_encoding_cuda(P, first, rows, d);
+  KtCounters counters = kt_profile_end();
   EXPECT_NEAR(rc, 0, 0, "positional_encoding_cuda's return value (-1 means not implemented)");
   if (rc != 0) {
     kt_free(P);
@@ -39,6 +41,8 @@ static void check_rows(int first, int rows, int d, double tol) {
   GRADE_MSG(what, "P: rows %d..%d of the (., %d) table at row-major index r*d + c", first,
             first + rows - 1, d);
   EXPECT_CLOSE(got, want, n, tol, 0, what);
+  GRADE_MSG(what, "P (%d x %d)", rows, d);
+  EXPECT_COUNTERS(counters, what); /* one store request per warp, 4 sectors: information */
 #if GRADE_REF
   free(want);
 #endif
