@@ -10,6 +10,8 @@ extern "C" { /* kernel exercises (.cu, compiled as C++) call the stub marker too
 #endif
 
 void exercise_todo(const char *number, const char *name, const char *file);
+/* How many times a stub has been called so far (a caller tells a stub's NAN from a bug's). */
+int exercise_todo_calls(void);
 #define EXERCISE_TODO(number, name) exercise_todo((number), (name), __FILE__)
 
 /* Labs: stop the chapter cleanly (exit 3) when an exercise returned NULL. ptr is evaluated

@@ -605,6 +605,15 @@ bool nmt_iter_next(NmtIter *it, NmtBatch *b) {
   return true;
 }
 
+NmtBatch nmt_batch_to(const NmtBatch *b, Device d) {
+  NmtBatch r = *b;
+  r.X = tensor_to(b->X, d);
+  r.Y = tensor_to(b->Y, d);
+  r.X_valid_len = tensor_to(b->X_valid_len, d);
+  r.Y_valid_len = tensor_to(b->Y_valid_len, d);
+  return r;
+}
+
 int nmt_iter_num_batches(const NmtIter *it) {
   return (it->count + it->batch_size - 1) / it->batch_size;
 }

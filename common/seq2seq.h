@@ -94,6 +94,22 @@ Tensor *seq2seq_dec_input(const Tensor *Y, int bos);
   "training runs at least one epoch; to translate without training, --load a checkpoint " \
   "saved with --save"
 
+/* What one step of train_seq2seq needs beside the model and the batch (Seq2SeqStepFn). */
+typedef struct Seq2SeqStep {
+  Adam *opt;        /* the optimizer over the model's parameters */
+  int bos;          /* '<bos>': the decoder input is <bos> followed by Y[:, :-1] */
+  float clip;       /* d2l's grad_clipping theta; <= 0: no clipping */
+  bool token_mean;  /* false: d2l 0.17 (backward of the summed per-sequence losses);
+                       true: d2l 1.0 (backward of the mean over the valid target tokens) */
+  bool training;    /* net.train(): dropout on (the agreement check runs a step in eval mode) */
+} Seq2SeqStep;
+
+/* One step of d2l's train_seq2seq on batch b (on the model's device): zero the gradients,
+ * forward with teacher forcing, the masked loss, backward, clip, the optimizer's step. Returns
+ * the summed per-sequence loss l.sum() (the book's metric), NAN when it could not run (a stub).
+ * Exercise 3.4 (seq2seq_train_step, labs/lab03/lab03.h) is one. */
+typedef double (*Seq2SeqStepFn)(Seq2SeqModel *m, const NmtBatch *b, const Seq2SeqStep *s);
+
 typedef struct Seq2SeqTrainConfig {
   int epochs;
   float lr;            /* Adam */
@@ -105,6 +121,10 @@ typedef struct Seq2SeqTrainConfig {
   int plot_every;      /* animator point every N epochs (the book: 10; <= 0 -> 10) */
   bool quiet;          /* no progress lines (tests) */
   Rng *rng;            /* minibatch shuffling; NULL -> g_rng */
+  /* The student's step (exercise 3.4), passed by the chapter; NULL: the kit's batched step
+   * (step.h). Given, the kit's batched step stands in for it only where the two agree on one
+   * batch of this run's data (seq2seq_step_check, said in one line); else every step is it. */
+  Seq2SeqStepFn step;
 } Seq2SeqTrainConfig;
 
 typedef struct Seq2SeqTrainResult {

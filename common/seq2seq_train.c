@@ -94,7 +94,6 @@ static void train_log_end(TrainLog *log, int rc) {
 int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *cfg,
                   Seq2SeqTrainResult *res) {
   const int epochs = cfg->epochs > 0 ? cfg->epochs : 1;
-  TrainLog log = train_log_begin(m, cfg, epochs, res);
   Adam opt;
   Adam_init(&opt, m->ps, cfg->lr);
   NmtIter it;
@@ -102,6 +101,12 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
   const int bos = vocab_idx(d->tgt_vocab, "<bos>");
   /* how each batch's forward and backward run (step.h): the same gradients every way */
   Seq2SeqExec *exec = seq2seq_exec_new(m, d->num_steps, bos, cfg->token_mean, SEQ2SEQ_RUN_BEST);
+  const Seq2SeqStep step = {.opt = &opt, .bos = bos, .clip = cfg->clip,
+                            .token_mean = cfg->token_mean, .training = true};
+  /* one step: the student's (exercise 3.4), or the kit's batched step where the two agree on one
+   * batch of this run (step_check.c; before the log starts, so not timed) */
+  const bool mine = cfg->step && !seq2seq_step_use_kit(m, d, exec, cfg->step, &step, cfg->quiet);
+  TrainLog log = train_log_begin(m, cfg, epochs, res);
   int rc = 0;
   for (int ep = 0; ep < epochs && rc == 0; ep++) {
     const double t0 = now_seconds();
@@ -109,10 +114,9 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     long num_tokens = 0;
     NmtBatch b;
     while (nmt_iter_next(&it, &b)) {
-      paramset_zero_grad(m->ps);
-      const double l = seq2seq_exec_backward(exec, &b); /* forward, loss, backward */
-      if (cfg->clip > 0) clip_grad_norm(m->ps, cfg->clip);
-      Adam_step(&opt);
+      if (mine) b = nmt_batch_to(&b, m->ps->device);
+      /* zero_grad, forward, masked loss, backward, clip, Adam's step */
+      const double l = mine ? cfg->step(m, &b, &step) : seq2seq_exec_step(exec, &b, &step);
       ag_step_reset();
       loss_sum += l; /* the book's metric.add(l.sum(), num_tokens) */
       num_tokens += b.num_tokens;

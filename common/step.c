@@ -93,8 +93,9 @@ static Tensor *first_cols(const Tensor *A, int n) {
   return R;
 }
 
-Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
-                           bool trim) {
+/* seq2seq_batch_loss, in training mode or not (dropout) */
+static Tensor *batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos, bool trim,
+                          bool training) {
   /* Same loss, same gradients, less work: the columns trim drops are 31% of the d2l-1.0
    * batches' and 40% of the classic ones on fra-eng's short pairs. The book computes them. */
   const int T = num_steps, Ty = trim ? batch_max_len(b->Y_valid_len) : T;
@@ -104,11 +105,16 @@ Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, in
   Tensor *Y = tensor_to(first_cols(b->Y, Ty), dv), *Y_vl = tensor_to(b->Y_valid_len, dv);
   Tensor *dec_X = seq2seq_dec_input(Y, bos);                /* (batch, Ty) */
   Tensor *Y_hat = trim && m->exec.forward_packed /* (batch, Ty, tgt_vocab) */
-                     ? m->exec.forward_packed(m->net, X, X_vl, dec_X, Y_vl, true)
-                     : m->forward(m->net, X, X_vl, dec_X, true);
+                     ? m->exec.forward_packed(m->net, X, X_vl, dec_X, Y_vl, training)
+                     : m->forward(m->net, X, X_vl, dec_X, training);
   Tensor *l = MaskedSoftmaxCELoss(Y_hat, Y, Y_vl);          /* (batch): mean over Ty */
   Tensor *ls = t_sum_all(l);                                /* (1) */
   return Ty < T ? t_scale(ls, (float)Ty / (float)T) : ls;  /* the book's mean over num_steps */
+}
+
+Tensor *seq2seq_batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int bos,
+                           bool trim) {
+  return batch_loss(m, b, num_steps, bos, trim, true);
 }
 
 /* ================================================================ cutting */
@@ -252,6 +258,7 @@ struct Seq2SeqExec {
   Seq2SeqModel *m;
   int num_steps, bos;
   bool token_mean;
+  bool training;      /* dropout on (seq2seq_exec_step sets it from its Seq2SeqStep) */
   Seq2SeqRun run;     /* WHOLE, PARTS or TWIN */
   Seq2SeqModel twin;  /* with run TWIN: the twin, its context and dropout generator */
   AgContext *ctx;
@@ -267,7 +274,8 @@ static void build_twin(void *arg) {
 Seq2SeqExec *seq2seq_exec_new(Seq2SeqModel *m, int num_steps, int bos, bool token_mean,
                               Seq2SeqRun run) {
   Seq2SeqExec *e = xcalloc(1, sizeof *e);
-  *e = (Seq2SeqExec){.m = m, .num_steps = num_steps, .bos = bos, .token_mean = token_mean};
+  *e = (Seq2SeqExec){.m = m, .num_steps = num_steps, .bos = bos, .token_mean = token_mean,
+                     .training = true};
   if (run == SEQ2SEQ_RUN_BEST) run = g_twin_threads ? SEQ2SEQ_RUN_TWIN : SEQ2SEQ_RUN_PARTS;
   paramset_pack(m->ps); /* a model built on a device is on it once packed */
   if (run == SEQ2SEQ_RUN_TWIN && (!m->exec.twin_new || m->ps->device != DEV_CPU))
@@ -297,8 +305,8 @@ const ParamSet *seq2seq_exec_twin_params(const Seq2SeqExec *e) {
 
 /* One part of a batch: forward, loss, backward; returns the part's summed loss. */
 static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, int bos,
-                           float token_scale) {
-  Tensor *ls = seq2seq_batch_loss(m, pb, num_steps, bos, true); /* (1) */
+                           float token_scale, bool training) {
+  Tensor *ls = batch_loss(m, pb, num_steps, bos, true, training); /* (1) */
   float ls_host;
   tensor_to_host(ls, &ls_host); /* the one number a step reads back */
   /* d2l 1.0 averages over the valid tokens: its l is mean CE over tokens, so the summed
@@ -317,13 +325,15 @@ typedef struct {
   const HostRows *s;
   int cut, num_steps, bos;
   float token_scale;
+  bool training;
   float loss[2];
 } PartsStep;
 
 static void run_part(int part, void *arg) {
   PartsStep *st = arg;
   NmtBatch pb = host_rows_batch(st->s, part ? st->cut : 0, part ? st->s->B : st->cut);
-  st->loss[part] = part_backward(st->m[part], &pb, st->num_steps, st->bos, st->token_scale);
+  st->loss[part] =
+      part_backward(st->m[part], &pb, st->num_steps, st->bos, st->token_scale, st->training);
 }
 
 double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b) {
@@ -331,7 +341,7 @@ double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b) {
   const long nt = b->num_tokens;
   const float token_scale = e->token_mean ? (float)e->num_steps / (float)(nt ? nt : 1) : 1.0f;
   if (e->run == SEQ2SEQ_RUN_WHOLE || b->size < SPLIT_MIN_ROWS)
-    return part_backward(m, b, e->num_steps, e->bos, token_scale);
+    return part_backward(m, b, e->num_steps, e->bos, token_scale, e->training);
   HostRows sorted;
   sort_rows(b, e->num_steps, &sorted);
   const int cut = find_cut(m, &sorted);
@@ -339,16 +349,26 @@ double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b) {
   if (cut) {
     const bool twin = e->run == SEQ2SEQ_RUN_TWIN;
     PartsStep st = {{m, twin ? &e->twin : m}, &sorted, cut, e->num_steps, e->bos, token_scale,
-                    {0, 0}};
+                    e->training, {0, 0}};
     twin_parts_run(run_part, &st, m->ps, twin ? e->twin.ps : NULL, twin ? e->ctx : NULL,
                    twin ? &e->rng : NULL);
     lsum = (double)st.loss[0] + (double)st.loss[1];
   } else { /* whole, but sorted by length: a packing decoder skips more */
     NmtBatch whole = host_rows_batch(&sorted, 0, sorted.B);
-    lsum = part_backward(m, &whole, e->num_steps, e->bos, token_scale);
+    lsum = part_backward(m, &whole, e->num_steps, e->bos, token_scale, e->training);
   }
   host_rows_free(&sorted);
   return lsum;
+}
+
+double seq2seq_exec_step(Seq2SeqExec *e, const NmtBatch *b, const Seq2SeqStep *s) {
+  ParamSet *ps = e->m->ps;
+  paramset_zero_grad(ps);
+  e->training = s->training;
+  const double l = seq2seq_exec_backward(e, b); /* forward, loss, backward */
+  if (s->clip > 0) clip_grad_norm(ps, s->clip);
+  Adam_step(s->opt);
+  return l;
 }
 
 /* ================================================================ threads */

@@ -71,7 +71,35 @@ void seq2seq_exec_free(Seq2SeqExec *e);
  * may be rewound between parts, so b is gone after the call. Returns the summed per-sequence
  * loss (the book's metric). */
 double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b);
+/* The kit's batched step, what train_seq2seq runs for each batch (a Seq2SeqStepFn with e):
+ * zero the gradients, seq2seq_exec_backward (in s->training's mode, with e's token_mean), clip
+ * to s->clip, s->opt's step. Returns the summed per-sequence loss. */
+double seq2seq_exec_step(Seq2SeqExec *e, const NmtBatch *b, const Seq2SeqStep *s);
 /* The twin's parameters (values shared with the model's, gradients its own), NULL without one. */
 const ParamSet *seq2seq_exec_twin_params(const Seq2SeqExec *e);
+
+/* ---------------------------------------------------------------- the student's step */
+
+/* How the kit's batched step (e) compares with a student's step on one batch (step_check.c). */
+typedef struct Seq2SeqStepCheck {
+  bool agrees;
+  bool stub;          /* the student's step returned NAN after a stub said so */
+  int rows;           /* training pairs in the batch (0: none to check on) */
+  double loss_diff;   /* |mine - kit| / |kit|, the returned losses */
+  double grad_diff;   /* max |mine - kit| / max |kit| over the gradients after the step */
+  double param_diff;  /* max |mine - Adam's step with mine's gradients| / lr, the parameters */
+} Seq2SeqStepCheck;
+
+/* One step of mine and one of the kit's step e (seq2seq_exec_step), each in eval mode from m's
+ * parameters, with gradients left over (a step zeroes them), a fresh optimizer like s->opt,
+ * on the first batch of a shuffle of d's training pairs by a generator of its own. Leaves the
+ * parameters as they were, the gradients zero and g_rng where it was. */
+Seq2SeqStepCheck seq2seq_step_compare(Seq2SeqModel *m, const NmtData *d, Seq2SeqExec *e,
+                                      Seq2SeqStepFn mine, const Seq2SeqStep *s);
+/* Whether train_seq2seq may run the kit's step e in place of mine: seq2seq_step_compare, said in
+ * one line (where they agree, unless quiet). Where mine is a stub, says so and stops the program
+ * (exercise_missing). */
+bool seq2seq_step_use_kit(Seq2SeqModel *m, const NmtData *d, Seq2SeqExec *e, Seq2SeqStepFn mine,
+                          const Seq2SeqStep *s, bool quiet);
 
 #endif

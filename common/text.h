@@ -170,6 +170,8 @@ void nmt_iter_init(NmtIter *it, const NmtData *d, int batch_size, bool train, Rn
 /* The next minibatch as arena tensors (call after ag_step_reset of the previous step). At the
  * end of an epoch returns false and rewinds (reshuffling), so the next call starts a new one. */
 bool nmt_iter_next(NmtIter *it, NmtBatch *b);
+/* The batch's tensors on device d (arena copies; on the host, the same tensors). */
+NmtBatch nmt_batch_to(const NmtBatch *b, Device d);
 int nmt_iter_num_batches(const NmtIter *it);
 void nmt_iter_free(NmtIter *it);
 

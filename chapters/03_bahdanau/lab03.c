@@ -239,11 +239,29 @@ The data are d2l's English–French pairs (the first 600 lines of `fra.txt`), to
 padded to 10 steps exactly as the book does. We train with the book's settings — embedding
 and hidden size 32, 2 layers, dropout 0.1, batches of 64, Adam with learning rate 0.005,
 gradients clipped to norm 1, 250 epochs — minimizing the masked softmax cross-entropy (padding
-tokens do not count). The book's code computes the padded target positions anyway; our
-`train_seq2seq` skips those past every row's valid length (the decoder is causal, and the loss
+tokens do not count).
+
+The loop is the book's `train_seq2seq`; its body, one step, is yours (exercise 3.4,
+`seq2seq_train_step`): zero the gradients, feed `<bos>` followed by the target shifted right
+(teacher forcing), the masked loss, backward, clip the gradient norm, Adam's step. It returns
+the summed loss, which the loop adds up per epoch. Lab 06 trains its Transformer with the same
+step.
+
+@code common/seq2seq_train.c train_seq2seq
+@code labs/lab03/train_step.c seq2seq_train_step
+
+The book's code computes the padded target positions anyway; the kit's batched step
+(`common/step.c`) skips those past every row's valid length (the decoder is causal, and the loss
 weighs them 0) and runs a batch of mixed lengths as two parts sorted by length — side by side on
 two threads, one on a twin of the model, where there are two cores: the same loss and gradients,
-less arithmetic, both cores busy. The source keeps its padding: the decoder starts from the encoder's
+less arithmetic, both cores busy. It stands in for your step only where the two agree: before
+training, both take one step from the same weights on a batch of training pairs (the first of a
+shuffle of its own; 64 pairs here), in eval mode so that no dropout draws differ, and the lab
+compares the returned losses and every gradient after the step (to $10^{-4}$ of the largest: both
+round float32 sums in their own order) and the parameters after it (against Adam's step from
+your gradients, to $10^{-3}$ of the learning rate). One line says the outcome; where they
+differ, every step of the run is yours, and slower. The check runs once, outside the timed
+loop. The source keeps its padding: the decoder starts from the encoder's
 state after it, as in the book. Tokens/s counts the valid target tokens per second of training, as the
 book's `train_seq2seq` does, over all epochs (the book's closing line gives the last epoch's).
 
@@ -282,7 +300,8 @@ for their weights as well: d2l 1.0 builds them as lazy layers, which its `init_s
     printf("loaded %s (no training)\n", load);
   } else {
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
-                             .token_mean = hp.token_mean, .fig_base = loss_base, .plot_every = 10};
+                             .token_mean = hp.token_mean, .fig_base = loss_base, .plot_every = 10,
+                             .step = seq2seq_train_step}; /* yours (exercise 3.4) */
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab03: training diverged");
     ex.train_seconds = res.train_seconds;
     printf("training time: %.2f s for %d epochs\n", res.train_seconds, res.epochs);
@@ -422,7 +441,8 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
     BahdanauFastCheck bc = {0};
     Seq2SeqModel bm = unfused ? BahdanauNet_model(&base) : BahdanauNet_checked_model(&base, d, &bc);
     Seq2SeqTrainConfig tc = {.epochs = hp.epochs, .lr = hp.lr, .clip = 1.0f,
-                             .token_mean = hp.token_mean, .quiet = true};
+                             .token_mean = hp.token_mean, .quiet = true,
+                             .step = seq2seq_train_step};
     Seq2SeqTrainResult br = {0};
     if (bc.stub) { /* the baseline trains with the student's gru_cell and attention step */
       printf("training-time comparison skipped: the gru + additive baseline needs the exercises "
@@ -483,4 +503,7 @@ additive) afterwards and prints both training times (`--no-compare` skips that).
    What limits them?
 4. `additive_attention_cached` projects the keys once per sentence. Count the multiply-adds it
    saves per training batch with the classic preset, and measure the difference.
+5. (Exercise 3.4.) Leave out one line of your `seq2seq_train_step` — the zeroing of the
+   gradients, or the clipping — and run `./lab03 --epochs 30`: the train-step line says which
+   numbers differ, and the run trains with your step: the loss curve shows what the line is for.
 */

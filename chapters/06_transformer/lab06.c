@@ -44,6 +44,7 @@ residual connection and layer normalization.
 #include "../../common/nmt_input.h"
 #include "../../common/seq2seq.h"
 #include "../../common/util.h"
+#include "lab03/lab03.h" /* seq2seq_train_step, exercise 3.4 */
 #include "transformer.h"
 
 /* Layers × heads heatmap grid of rec (blks, heads, R, C), showing rows [0, rows) and columns
@@ -360,7 +361,9 @@ output as `enc_outputs`):
 
 The whole encoder–decoder (`Transformer` in `transformer.c`) plugs into lab 03's training loop
 (`train_seq2seq` in `common/seq2seq_train.c`): Adam, the masked softmax cross-entropy loss, gradient
-clipping, teacher forcing. The book's classic configuration (`--preset d2l-0.17`, the default):
+clipping, teacher forcing; each step is your `seq2seq_train_step` of lab 03 (exercise 3.4), or
+the kit's batched step where the two agree on one batch of this run (one line says which). The
+book's classic configuration (`--preset d2l-0.17`, the default):
 2 blocks, $d = 32$, 4 heads, FFN width 64, dropout 0.1, batch 64, 10 time steps, learning rate
 0.005, 200 epochs on 600 English–French pairs. `--preset d2l-1.0`: $d = 256$, FFN 64, 4 heads,
 2 blocks, dropout 0.2, learning rate 0.001, 30 epochs, gradient clip 1, on 512 pairs (batch
@@ -418,7 +421,8 @@ the book's position-wise arithmetic. The model's forward pass, as the training l
                              .clip = 1.0f,
                              .token_mean = d2l10,
                              .fig_base = fig,
-                             .plot_every = d2l10 ? 1 : 10};
+                             .plot_every = d2l10 ? 1 : 10,
+                             .step = seq2seq_train_step}; /* yours (exercise 3.4) */
     if (train_seq2seq(&model, d, &tc, &res) != 0) die("lab06: training diverged");
     figure_saved(fig, plot_have_gnuplot() ? 0 : 1); /* the loss curve, as lab03 announces it */
     free(fig); /* @program */

@@ -122,4 +122,13 @@ void BahdanauNet_init(BahdanauNet *n, RnnKind kind, AttnKind attn, int src_vocab
 Seq2SeqModel BahdanauNet_model(BahdanauNet *n);
 void BahdanauNet_free(BahdanauNet *n);
 
+/* ================================================================ training */
+
+/* Exercise 3.4 — one step of d2l's train_seq2seq (a Seq2SeqStepFn, common/seq2seq.h): zero the
+ * gradients, forward with teacher forcing (s->training), MaskedSoftmaxCELoss, backward (of the
+ * token mean where s->token_mean), clip to s->clip, s->opt's step. b (batch, num_steps) on the
+ * model's device. Returns the summed per-sequence loss, NAN when the forward met a stub. Labs 03
+ * and 06 train with it. See labs/lab03/train_step.c. */
+double seq2seq_train_step(Seq2SeqModel *m, const NmtBatch *b, const Seq2SeqStep *s);
+
 #endif

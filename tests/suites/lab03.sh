@@ -37,6 +37,7 @@ else
   bad "fused vs gru_cell difference '$diff'"
 fi
 check "the fast path agrees with the exercises on this run's data" grep -q '^fast path (fused GRU cells, packed decoder) agrees with your gru_cell, additive_attention_cached and masked_softmax on 16 training pairs' "$tmp/run.log"
+check "the kit's batched step agrees with the exercise's train step (3.4) on one batch" grep -q "^train step: the kit's batched step (rows sorted by length, cut in two parts[^)]*) agrees with your seq2seq_train_step on 64 training pairs" "$tmp/run.log"
 check "vocab 184 / 201, 601 pairs" grep -q '^preset d2l-0.17: 601 pairs (601 train), source vocab 184, target vocab 201, num_steps 10$' "$tmp/run.log"
 check "the book's closing line" grep -Eq '^loss [0-9]+\.[0-9]{3}, [0-9]+\.[0-9] tokens/sec on cpu$' "$tmp/run.log"
 n=$(grep -Ec "^(go \.|i lost \.|he's calm \.|i'm home \.) => .*, bleu [01]\.[0-9]{3}$" "$tmp/run.log")

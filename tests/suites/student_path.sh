@@ -4,7 +4,10 @@
 # labs are built with VARIANT=labs: each short run must give the solutions build's summary.json
 # (every number the run computes; timings aside), so nothing of the solutions' stands in for the
 # student's code. Then a bug planted in the copied masked_softmax (lab02's exercise, which
-# lab04's and lab06's attention call) must change lab06's training loss.
+# lab04's and lab06's attention call) must change lab06's training loss. And lab06 trains with
+# the student's train step (exercise 3.4, lab03's seq2seq_train_step): the run says the kit's
+# batched step agrees with it; with the clipping left out of the student's copy, it says they
+# differ, trains with the student's step, and the loss moves.
 # (lab03: tests/suites/lab03.sh; lab07: tests/suites/lab07_student.sh.)
 # Run from the repository root: bash tests/suites/student_path.sh. Ends with "N passed, N failed, N skipped".
 set -u
@@ -67,6 +70,35 @@ if [ $have_fra = yes ]; then
       ok "planted masked_softmax (mask value 0): lab06's final loss moves ($a -> $b)"
     else
       bad "planted masked_softmax: lab06's final loss '$b' is the unplanted '$a': the student's masked_softmax is not on lab06's path"
+    fi
+  fi
+fi
+
+# the train step: the kit's batched step stood in for the student's after checking it; a step
+# without clipping (the first batch's gradient norm is above 1) is told apart and trains
+if [ $have_fra = yes ]; then
+  if grep -q "^train step: the kit's batched step .*agrees with your seq2seq_train_step on 64 training pairs" "$tmp/stu-lab06.log"; then
+    ok "lab06 VARIANT=labs: the kit's batched step agrees with the student's seq2seq_train_step (one line)"
+  else
+    bad "lab06 VARIANT=labs: no agreement line for seq2seq_train_step:"; grep -i 'train step' "$tmp/stu-lab06.log"
+  fi
+  cp solutions/lab02/masked_softmax.c "$w/labs/lab02/masked_softmax.c"
+  st="$w/labs/lab03/train_step.c"
+  sed -i 's|  if (s->clip > 0) clip_grad_norm(m->ps, s->clip);|  /* planted: no clipping */|' "$st"
+  if ! grep -q planted "$st"; then
+    bad "could not plant the bug in $st (the solution changed? update the sed)"
+  elif ! mkl lab06 >"$tmp/plant-build.log" 2>&1; then
+    bad "make VARIANT=labs lab06 with the planted train step failed:"; tail -5 "$tmp/plant-build.log"
+  else
+    "$w/lab06" --epochs 3 --heldout 5 --out "$tmp/plant-step" >"$tmp/plant-step.log" 2>&1
+    a=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["final_loss"])' "$tmp/stu-lab06/summary.json" 2>/dev/null)
+    b=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["final_loss"])' "$tmp/plant-step/summary.json" 2>/dev/null)
+    if [ "$(grep -c '^train step' "$tmp/plant-step.log")" = 1 ] &&
+      grep -q "^train step: the kit's batched step differs from your seq2seq_train_step on 64 training pairs .*: training with yours" "$tmp/plant-step.log" &&
+      [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]; then
+      ok "planted train step (no clipping): lab06 says so in one line, trains with it, the final loss moves ($a -> $b)"
+    else
+      bad "planted train step: final loss '$b' vs '$a', or no one-line 'differs' message:"; grep -i 'train step' "$tmp/plant-step.log"
     fi
   fi
 fi
