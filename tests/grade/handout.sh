@@ -48,7 +48,11 @@ else
     exit 1
   fi
   mkdir -p "$kit/docs"
-  for f in "$docs_dir"/*.html "$docs_dir"/lab[0-9][0-9].md; do [ -f "$f" ] && cp "$f" "$kit/docs/"; done
+  # built in build/handout-docs, read in docs/: the chapter links and the run's --out as there
+  for f in "$docs_dir"/*.html "$docs_dir"/lab[0-9][0-9].md; do
+    [ -f "$f" ] && sed -e 's#\.\./\.\./chapters/#../chapters/#g' -e "s#--out $docs_dir/ref/#--out docs/ref/#g" \
+      "$f" >"$kit/docs/${f##*/}"
+  done
   for d in "$docs_dir"/ref/lab[0-9][0-9]; do
     [ -d "$d" ] || continue
     mkdir -p "$kit/docs/ref/${d##*/}"

@@ -35,6 +35,8 @@ for lab in $labs; do
   check "shipped $lab: the exercises spliced from labs/ (stubs)" bash -c \
     "grep -q '^/\* labs/$lab/.*\.c \*/' '$md' && grep -q EXERCISE_TODO '$md'"
   check "shipped $lab: no solution code" bash -c "! grep -q '^/\* solutions/' '$md'"
+  src=$(ls chapters/*/"$lab.c")
+  check "shipped $lab: links its chapter from docs/" grep -qF "](../$src)" "$md"
   check "shipped $lab: the reference run's output, not stopped" bash -c \
     "grep -q '^\`\`\`text' '$md' && ! grep -qF '**Unfinished:**' '$md'"
   nfig=$(ls "$h/docs/ref/$lab"/*.png 2>/dev/null | wc -l)
