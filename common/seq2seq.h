@@ -16,6 +16,7 @@
 #include "text.h"
 
 struct Seq2SeqModel;
+struct Seq2SeqPrediction;
 
 /* ---------------------------------------------------------------- execution hooks */
 /* (A first reading may skip to Seq2SeqModel, d2l's EncoderDecoder, below.) */
@@ -73,6 +74,12 @@ typedef struct Seq2SeqModel {
   /* Optional (may be NULL): the attention weights of the last decode_step, e.g. (1, 1, keys)
    * for Bahdanau. predict_seq2seq copies its `size` floats per step. */
   Tensor *(*step_attention)(void *net);
+  /* Optional: greedy decoding's loop over the three above (d2l's predict_seq2seq after the
+   * tokenizing; the signature of exercise 6.6, labs/lab06/lab06.h): lab06's Transformer sets
+   * the student's. NULL: seq2seq_greedy_kit (lab03's). */
+  int (*predict_greedy)(const struct Seq2SeqModel *m, Tensor *X, Tensor *X_valid_len, int bos,
+                        int eos, int max_steps, bool save_attention,
+                        struct Seq2SeqPrediction *out);
   Seq2SeqExecHooks exec; /* optional: how a training batch may run faster (step.h) */
 } Seq2SeqModel;
 
@@ -171,6 +178,11 @@ void predict_seq2seq(Seq2SeqModel *m, const NmtData *d, const char *src, int max
 void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, int src_valid,
                          int max_steps, bool save_attention, Seq2SeqPrediction *out);
 void seq2seq_prediction_free(Seq2SeqPrediction *p);
+/* The kit's greedy loop, for the models that set no predict_greedy (lab03): exercise 6.6's
+ * answer, so no test runner links it and a submission may not call it
+ * (tests/grade/kit_answers.txt). */
+int seq2seq_greedy_kit(const Seq2SeqModel *m, Tensor *X, Tensor *X_valid_len, int bos, int eos,
+                       int max_steps, bool save_attention, Seq2SeqPrediction *out);
 
 /* ---------------------------------------------------------------- held-out BLEU */
 

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "data.h"
+#include "exercise.h"
 #include "util.h"
 
 /* ================================================================ prediction */
@@ -19,7 +20,6 @@ void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, 
   int T = d->num_steps;
   int steps = max_steps > 0 ? max_steps : T;
   if (steps > SEQ2SEQ_MAX_STEPS) steps = SEQ2SEQ_MAX_STEPS;
-  out->src_len = src_valid;
   bool was = ag_grad_enabled();
   ag_set_grad_enabled(false);
   const Device dv = m->ps->device;
@@ -29,32 +29,16 @@ void predict_seq2seq_ids(Seq2SeqModel *m, const NmtData *d, const int *src_ids, 
   Tensor *X_valid = tensor_new_on(dv, 1, (const int[]){1});    /* (1) */
   tensor_copy_from_host(X, xh);
   tensor_copy_from_host(X_valid, &xv);
-  m->begin_decode(m->net, X, X_valid);
-  int eos = vocab_idx(d->tgt_vocab, "<eos>");
-  int tok = vocab_idx(d->tgt_vocab, "<bos>");
-  bool attn = save_attention && m->step_attention;
-  for (int s = 0; s < steps; s++) {
-    Tensor *logits = m->decode_step(m->net, tok, s); /* (1, tgt_vocab) */
-    int V = logits->shape[logits->ndim - 1], best = 0;
-    const float *lg = host_read(logits); /* greedy decoding reads what it picks from */
-    for (int v = 1; v < V; v++)
-      if (lg[v] > lg[best]) best = v;
-    if (attn) { /* d2l saves the weights before checking for <eos>: the <eos> step is a row */
-      Tensor *w = m->step_attention(m->net);
-      if (w) {
-        if (!out->attn) {
-          out->attn_len = (int)w->size;
-          out->attn = xcalloc((size_t)steps * (size_t)w->size, sizeof(float));
-        }
-        if (w->size == out->attn_len)
-          tensor_to_host(w, out->attn + (size_t)s * (size_t)out->attn_len);
-      }
-    }
-    out->steps = s + 1;
-    if (best == eos) break;
-    out->ids[out->n++] = best;
-    tok = best;
-  }
+  int eos = vocab_idx(d->tgt_vocab, "<eos>"), bos = vocab_idx(d->tgt_vocab, "<bos>");
+  /* the loop itself is the model's (exercise 6.6 for lab06) or the kit's */
+  int rc = (m->predict_greedy ? m->predict_greedy : seq2seq_greedy_kit)(m, X, X_valid, bos, eos,
+                                                                       steps, save_attention, out);
+  if (rc != 0) exercise_missing("greedy decoding (predict_seq2seq)");
+  if (out->n < 0 || out->n > steps || out->steps < out->n || out->steps > steps)
+    die("predict_seq2seq: the greedy loop returned n = %d ids after %d steps; want 0 <= n <= "
+        "steps <= max_steps = %d (labs/lab06/predict.c, exercise 6.6)",
+        out->n, out->steps, steps);
+  out->src_len = src_valid;
   nmt_decode(d->tgt_vocab, out->ids, out->n, out->text, sizeof out->text);
   ag_step_reset();
   ag_set_grad_enabled(was);

@@ -252,10 +252,12 @@ paper does.)
 
 ## Encoder
 
-A `TransformerEncoderBlock` (in `chapters/06_transformer/transformer.c`) is the two sublayers:
+A `TransformerEncoderBlock` is the two sublayers, each inside an `AddNorm`: self-attention
+(queries, keys and values all $\mathbf X$, the padding masked by `valid_lens`), then the FFN.
+Its forward pass is exercise 6.4 (`labs/lab06/encoder_block.c`):
 
-@code chapters/06_transformer/transformer.h TransformerEncoderBlock
-@code chapters/06_transformer/transformer.c TransformerEncoderBlock_forward
+@code labs/lab06/lab06.h TransformerEncoderBlock
+@code labs/lab06/encoder_block.c TransformerEncoderBlock_forward
 
 No layer in it changes the shape, so blocks stack. The book's check: 24 hidden units, 48 FFN
 hidden units, 8 heads, dropout 0.5, a batch of two sequences of 100 positions with valid lengths
@@ -298,14 +300,18 @@ The weights are (batch × heads, queries, keys) = $(2 \cdot 8, 100, 100)$.
 
 ## Decoder
 
-A `TransformerDecoderBlock` has three sublayers: masked self-attention, encoder–decoder
-attention, and the FFN, each with its `AddNorm`.
+A `TransformerDecoderBlock` has three sublayers, each inside an `AddNorm`: masked
+self-attention over the target, encoder–decoder attention (queries from the decoder, keys and
+values the encoder's outputs, the source's padding masked) and the FFN.
 
 In training the decoder sees the whole target at once (teacher forcing), so its self-attention
 must hide the future: query $i$ may attend only to keys $0, \ldots, i$. As valid lengths that is
 `dec_valid_lens` $= [1, 2, \ldots, T]$ for each sequence. At prediction time the decoder runs one
 token at a time; block $i$ keeps its inputs of the earlier steps in a *key/value cache*
-(`key_values`, the book's `state[2][i]`), and the new token attends to the cache and to itself.
+(`key_values`, the book's `state[2][i]`), and the new token attends to the cache and to itself:
+the keys and values are the cached inputs followed by the new one, and the cache becomes that
+concatenation. The block's forward pass with its cache is exercise 6.5
+(`labs/lab06/decoder_block.c`), shown below after the two defects its mask and positions fix.
 
 ### Two defects of the book's decoder, fixed
 
@@ -329,12 +335,13 @@ token at a time; block $i$ keeps its inputs of the earlier steps in a *key/value
 
 With both fixed, decoding token by token with the cache computes *exactly* what one
 masked pass over the whole sequence computes — `tests/unit/test_lab06.c` checks the logits agree.
-`--d2l-compat` restores the book's behaviour. The mask (exercise 6.3), the block and the
-decoder that feeds it positions:
+`--d2l-compat` restores the book's behaviour. The mask (exercise 6.3), the block with its
+cache (exercise 6.5) and the decoder that feeds it positions:
 
 @code labs/lab06/causal_mask.c causal_valid_lens
-@code chapters/06_transformer/transformer.h TransformerDecoderBlock
-@code chapters/06_transformer/transformer.c TransformerDecoderBlock_forward TransformerDecoder_forward
+@code labs/lab06/lab06.h TransformerDecoderBlock
+@code labs/lab06/decoder_block.c TransformerDecoderBlock_forward
+@code chapters/06_transformer/transformer.c TransformerDecoder_forward
 
 The book's shape check for one block (same sizes as the encoder block, the encoder block's
 output as `enc_outputs`):
@@ -439,7 +446,15 @@ the book's position-wise arithmetic. The model's forward pass, as the training l
   /***
 The loss falls fast: the Transformer has no recurrence to push gradients through, and every
 target position is trained in parallel. Now the book's four sentences, with BLEU
-(`bleu(pred, ref, k=2)`), decoded greedily token by token with the key/value cache — one step:
+(`bleu(pred, ref, k=2)`), decoded greedily token by token with the key/value cache.
+`predict_seq2seq` (`common/seq2seq_decode.c`) turns the sentence into ids and the result back
+into words; the loop in between, d2l's, is exercise 6.6 (`labs/lab06/predict.c`): encode, feed
+`<bos>`, then each step's argmax, until `<eos>` or `num_steps` steps. (Lab 03 decodes with the
+kit's copy of this loop.)
+
+@code labs/lab06/predict.c predict_seq2seq_greedy
+
+Each `decode_step` runs one token through the decoder, its blocks' caches growing by one:
 
 @code chapters/06_transformer/transformer.c Transformer_decode_step
 

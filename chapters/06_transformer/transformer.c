@@ -1,7 +1,8 @@
-/* transformer.c — the Transformer's blocks, stacks, key/value cache and Seq2SeqModel adapter
- * (see transformer.h). The exercises of lab 06 (FFN, AddNorm, the causal mask) and of labs
- * 04/05 (multi-head attention, positional encoding) are called, not re-implemented, so a
- * VARIANT=labs build runs the student's own code here. */
+/* transformer.c — the Transformer's blocks' init, stacks, decoder state and Seq2SeqModel adapter
+ * (see transformer.h). The exercises of lab 06 (FFN, AddNorm, the causal mask, the blocks'
+ * forwards with the key/value cache, greedy decoding) and of labs 04/05 (multi-head attention,
+ * positional encoding) are called, not re-implemented, so a VARIANT=labs build runs the
+ * student's own code here. */
 #include "transformer.h"
 
 #include <math.h>
@@ -57,14 +58,7 @@ void TransformerEncoderBlock_init(TransformerEncoderBlock *b, ParamSet *ps, cons
   AddNorm_init(&b->addnorm2, ps, buf, num_hiddens, dropout);
 }
 
-Tensor *TransformerEncoderBlock_forward(TransformerEncoderBlock *b, Tensor *X,
-                                        Tensor *valid_lens, bool training) {
-  if (!X) return NULL;
-  Tensor *A = MultiHeadAttention_forward(&b->attention, X, X, X, valid_lens, training);
-  Tensor *Y = AddNorm_forward(&b->addnorm1, X, A, training);      /* (batch, steps, h) */
-  if (!Y) return NULL;
-  return AddNorm_forward(&b->addnorm2, Y, PositionWiseFFN_forward(&b->ffn, Y), training);
-}
+/* TransformerEncoderBlock_forward is exercise 6.4 (labs/lab06/encoder_block.c). */
 
 void TransformerEncoder_init(TransformerEncoder *e, ParamSet *ps, int vocab_size,
                              int num_hiddens, int ffn_num_hiddens, int num_heads, int num_blks,
@@ -122,47 +116,8 @@ void TransformerDecoderBlock_init(TransformerDecoderBlock *b, ParamSet *ps, cons
   AddNorm_init(&b->addnorm3, ps, buf, num_hiddens, dropout);
 }
 
-Tensor *TransformerDecoderBlock_forward(TransformerDecoderBlock *b, Tensor *X,
-                                        Tensor *enc_outputs, Tensor *enc_valid_lens,
-                                        Tensor **key_values, bool training, DecoderMode mode) {
-  if (!X) return NULL;
-  char sx[64], sk[64];
-  /* The keys and values of self-attention: every earlier target token's block input, then X's. */
-  Tensor *kv = X; /* (batch, offset + steps, h) */
-  int offset = 0;
-  if (key_values && *key_values) {
-    Tensor *cache = *key_values;
-    if (cache->ndim != 3 || cache->shape[0] != X->shape[0] || cache->shape[2] != X->shape[2])
-      tensor_error("TransformerDecoderBlock_forward",
-                   "the key/value cache %s does not fit X %s (batch and num_hiddens must agree); "
-                   "start a new state for a new batch",
-                   shape_str(cache, sk, sizeof sk), shape_str(X, sx, sizeof sx));
-    offset = cache->shape[1];
-    kv = t_cat2(cache, X, 1);
-  }
-  if (key_values) *key_values = kv;
-  const int B = X->shape[0], T = X->shape[1];
-  /* The causal mask. Fixed: a function of positions only — query i (position offset + i) sees
-   * keys 0..offset+i, for a whole sequence (offset 0) and for a cached step alike. The book:
-   * the mask exists only in training mode. */
-  Tensor *dec_valid_lens;
-  if (mode == DECODER_D2L_COMPAT)
-    dec_valid_lens = training ? causal_valid_lens(B, T, 0) : NULL;
-  else {
-    dec_valid_lens = causal_valid_lens(B, T, offset); /* (batch, steps) */
-    if (!dec_valid_lens) return NULL;
-  }
-  Tensor *X2 = MultiHeadAttention_forward(&b->attention1, X, kv, kv, dec_valid_lens, training);
-  Tensor *Y = AddNorm_forward(&b->addnorm1, X, X2, training);        /* (batch, steps, h) */
-  if (!Y) return NULL;
-  /* Encoder–decoder attention: queries from the decoder, keys and values from the encoder,
-   * padding of the source masked by its valid lengths. */
-  Tensor *Y2 = MultiHeadAttention_forward(&b->attention2, Y, enc_outputs, enc_outputs,
-                                          enc_valid_lens, training);
-  Tensor *Z = AddNorm_forward(&b->addnorm2, Y, Y2, training);        /* (batch, steps, h) */
-  if (!Z) return NULL;
-  return AddNorm_forward(&b->addnorm3, Z, PositionWiseFFN_forward(&b->ffn, Z), training);
-}
+/* TransformerDecoderBlock_forward, with the key/value cache, is exercise 6.5
+ * (labs/lab06/decoder_block.c). */
 
 void TransformerDecoder_init(TransformerDecoder *dd, ParamSet *ps, int vocab_size,
                              int num_hiddens, int ffn_num_hiddens, int num_heads, int num_blks,
@@ -328,6 +283,7 @@ Seq2SeqModel Transformer_model(Transformer *t, ParamSet *ps) {
                         .begin_decode = Transformer_begin_decode,
                         .decode_step = Transformer_decode_step,
                         .step_attention = NULL,
+                        .predict_greedy = predict_seq2seq_greedy, /* exercise 6.6 */
                         .exec = {.encoder_ignores_padding = true,
                                  .part_cost = Transformer_part_cost,
                                  .twin_new = Transformer_twin_new,

@@ -1,7 +1,8 @@
 /* transformer.h — the Transformer of lab 06 (chapter-support code, chapters/06_transformer/):
  * encoder and decoder blocks, the encoder and decoder stacks, the key/value cache of
  * token-by-token decoding, and the encoder–decoder as a Seq2SeqModel for common/seq2seq.h.
- * Built on the exercises PositionWiseFFN_forward, AddNorm_forward, causal_valid_lens (lab06),
+ * Built on the exercises of lab06 (PositionWiseFFN_forward, AddNorm_forward, causal_valid_lens,
+ * the blocks' forwards and greedy decoding: labs/lab06/lab06.h, where the blocks' structs are),
  * MultiHeadAttention_forward (lab04) and positional_encoding_table (lab05). */
 #ifndef AL_TRANSFORMER_H
 #define AL_TRANSFORMER_H
@@ -19,18 +20,10 @@ void AddNorm_init(AddNorm *a, ParamSet *ps, const char *name, int norm_shape, fl
 
 /* ---------------------------------------------------------------- encoder */
 
-typedef struct TransformerEncoderBlock {
-  MultiHeadAttention attention; /* self-attention */
-  AddNorm addnorm1, addnorm2;
-  PositionWiseFFN ffn;
-} TransformerEncoderBlock;
 void TransformerEncoderBlock_init(TransformerEncoderBlock *b, ParamSet *ps, const char *name,
                                   int num_hiddens, int ffn_num_hiddens, int num_heads,
                                   float dropout, bool use_bias);
-/* X (batch, steps, num_hiddens), valid_lens (batch) or NULL -> (batch, steps, num_hiddens).
- * NULL when an exercise it uses is a stub. */
-Tensor *TransformerEncoderBlock_forward(TransformerEncoderBlock *b, Tensor *X,
-                                        Tensor *valid_lens, bool training);
+/* TransformerEncoderBlock_forward: exercise 6.4 (labs/lab06/lab06.h). */
 
 typedef struct TransformerEncoder {
   int num_hiddens, num_blks;
@@ -50,34 +43,15 @@ Tensor *TransformerEncoder_forward(TransformerEncoder *e, Tensor *X, Tensor *val
 
 /* ---------------------------------------------------------------- decoder */
 
-/* How the decoder masks its self-attention and positions its tokens.
- *   DECODER_FIXED: query i of a call that starts at target position `offset` (the number of
- *     tokens already in the key/value cache) sees keys 0..offset+i, and gets the positional
- *     encoding of position offset+i — whole sequence or one token, training or not.
- *   DECODER_D2L_COMPAT: the book's code: causal mask only when training (an evaluation pass
- *     over a whole sequence sees future tokens) and positional encoding from 0 on every call
- *     (each generated token gets position 0's encoding). */
-typedef enum { DECODER_FIXED = 0, DECODER_D2L_COMPAT = 1 } DecoderMode;
+/* The decoder's DecoderMode (labs/lab06/lab06.h) also sets how it positions its tokens:
+ * DECODER_FIXED: a call that starts at target position `offset` gives its tokens the positional
+ * encoding of offset, offset + 1, ...; DECODER_D2L_COMPAT: the book's, positions from 0 on every
+ * call (each generated token gets position 0's encoding). */
 
-typedef struct TransformerDecoderBlock {
-  MultiHeadAttention attention1; /* masked self-attention */
-  AddNorm addnorm1;
-  MultiHeadAttention attention2; /* encoder–decoder attention */
-  AddNorm addnorm2;
-  PositionWiseFFN ffn;
-  AddNorm addnorm3;
-} TransformerDecoderBlock;
 void TransformerDecoderBlock_init(TransformerDecoderBlock *b, ParamSet *ps, const char *name,
                                   int num_hiddens, int ffn_num_hiddens, int num_heads,
                                   float dropout, bool use_bias);
-/* X (batch, steps, num_hiddens): the block's input for target positions offset..offset+steps-1.
- * enc_outputs (batch, src_steps, num_hiddens), enc_valid_lens (batch).
- * key_values: the block's cache — NULL for no cache (a whole sequence, offset 0), else a pointer
- * to the (batch, offset, num_hiddens) inputs of earlier calls (NULL when empty); X is appended
- * to it. Returns (batch, steps, num_hiddens), or NULL when an exercise is a stub. */
-Tensor *TransformerDecoderBlock_forward(TransformerDecoderBlock *b, Tensor *X,
-                                        Tensor *enc_outputs, Tensor *enc_valid_lens,
-                                        Tensor **key_values, bool training, DecoderMode mode);
+/* TransformerDecoderBlock_forward: exercise 6.5 (labs/lab06/lab06.h). */
 
 /* What the decoder carries between calls (d2l's state): arena tensors. */
 typedef struct TransformerDecoderState {

@@ -1,5 +1,5 @@
-/* Exercise 6.3 — the decoder's causal mask (6 points: the valid lengths 3, the decoder block
- * masked with them 3)
+/* Exercise 6.3 — the decoder's causal mask (3 points; the decoder block that uses it is
+ * exercise 6.5)
  *
  * What: the decoder must not look ahead: when it predicts target token i it may attend only to
  *   tokens 0..i. Masked softmax expresses that as valid lengths, one per query. The queries

@@ -4,10 +4,12 @@
 # labs are built with VARIANT=labs: each short run must give the solutions build's summary.json
 # (every number the run computes; timings aside), so nothing of the solutions' stands in for the
 # student's code. Then a bug planted in the copied masked_softmax (lab02's exercise, which
-# lab04's and lab06's attention call) must change lab06's training loss. And lab06 trains with
-# the student's train step (exercise 3.4, lab03's seq2seq_train_step): the run says the kit's
-# batched step agrees with it; with the clipping left out of the student's copy, it says they
-# differ, trains with the student's step, and the loss moves.
+# lab04's and lab06's attention call) must change lab06's training loss, one in the copied
+# decoder block's cache (exercise 6.5) lab06's token-by-token decoding, and one in the copied
+# greedy loop (exercise 6.6) lab06's translations. And lab06 trains with the student's train
+# step (exercise 3.4, lab03's seq2seq_train_step): the run says the kit's batched step agrees
+# with it; with the clipping left out of the student's copy, it says they differ, trains with
+# the student's step, and the loss moves.
 # (lab03: tests/suites/lab03.sh; lab07: tests/suites/lab07_student.sh.)
 # Run from the repository root: bash tests/suites/student_path.sh. Ends with "N passed, N failed, N skipped".
 set -u
@@ -72,6 +74,48 @@ if [ $have_fra = yes ]; then
       bad "planted masked_softmax: lab06's final loss '$b' is the unplanted '$a': the student's masked_softmax is not on lab06's path"
     fi
   fi
+  cp solutions/lab02/masked_softmax.c "$ms"
+  # plant FILE SED WHAT KEYS...: the planted copy of an exercise must move one of lab06's summary
+  # KEYS (each a JSON path a/b/c) from the unplanted student run's
+  plant() {
+    local rel=$1 f="$w/labs/$1" sed=$2 what=$3
+    shift 3
+    cp "solutions/$rel" "$f" && sed -i "$sed" "$f"
+    if ! grep -q planted "$f"; then
+      bad "could not plant the bug in $f (the solution changed? update the sed)"
+    elif ! mkl lab06 >"$tmp/plant-build.log" 2>&1; then
+      bad "make VARIANT=labs lab06 with the planted $what failed:"; tail -5 "$tmp/plant-build.log"
+    else
+      rm -rf "$tmp/plant"
+      "$w/lab06" --epochs 3 --heldout 5 --out "$tmp/plant" >"$tmp/plant.log" 2>&1
+      if moved=$(python3 - "$tmp/stu-lab06/summary.json" "$tmp/plant/summary.json" "$@" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+def get(d, path):
+    for k in path.split('/'):
+        d = d[int(k)] if isinstance(d, list) else d.get(k)
+    return d
+moved = [f"{k}: {get(a, k)!r} -> {get(b, k)!r}" for k in sys.argv[3:] if get(a, k) != get(b, k)]
+print("; ".join(moved)[:300])
+sys.exit(0 if moved else 1)
+PY
+      ); then
+        ok "planted $what: lab06 moves ($moved)"
+      else
+        bad "planted $what: lab06's $* are the unplanted run's: the student's copy is not on lab06's path"
+      fi
+    fi
+  }
+  # the decoder block's cache: the keys and values are X alone (no concatenation with the
+  # cache); training is untouched, token-by-token decoding no longer equals the full pass
+  plant lab06/decoder_block.c 's|    kv = t_cat2(cache, X, 1);|    (void)cache; /* planted */|' \
+    "decoder-block cache (no concatenation)" max_abs_diff_full_vs_incremental
+  cp solutions/lab06/decoder_block.c "$w/labs/lab06/"
+  # the greedy loop feeds <bos> at every step instead of the last argmax
+  plant lab06/predict.c 's|    tok = best;|    tok = bos; /* planted */|' \
+    "greedy loop (feeds <bos> every step)" translations/0/pred translations/1/pred \
+    translations/2/pred translations/3/pred heldout_ngram_precisions
+  cp solutions/lab06/predict.c "$w/labs/lab06/"
 fi
 
 # the train step: the kit's batched step stood in for the student's after checking it; a step

@@ -1,6 +1,7 @@
-/* Graded tests of exercises 6.1 (PositionWiseFFN_forward), 6.2 (AddNorm_forward) and 6.3
- * (causal_valid_lens), labs/lab06/. 12 points. The decoder-block test also runs your lab04
- * multi-head attention (and lab02's attention): those must work too. Expected values exist in
+/* Graded tests of exercises 6.1 (PositionWiseFFN_forward), 6.2 (AddNorm_forward), 6.3
+ * (causal_valid_lens) and 6.5's causal masking (TransformerDecoderBlock_forward), labs/lab06/.
+ * 12 points (6.4-6.6's others: test_blocks.c). The decoder-block test also runs your 6.1-6.3
+ * and lab04 multi-head attention (and lab02's attention): those must work too. Expected values exist in
  * the reference build only (GRADE_REF, tests/grade/grade.h). */
 #include <math.h>
 #include <string.h>
@@ -120,7 +121,7 @@ GRADED_TEST(lab06_causal_valid_lens, 3,
 }
 
 GRADED_TEST(lab06_decoder_block_causal, 3,
-            "6.3 in the decoder block: no future in evaluation passes; cache == full pass") {
+            "6.5 decoder block masked by 6.3: no future in evaluation passes; cache == full pass") {
   ParamSet ps = {0};
   TransformerDecoderBlock db;
   TransformerDecoderBlock_init(&db, &ps, "db", 8, 16, 2, 0.0f, false);
@@ -129,7 +130,7 @@ GRADED_TEST(lab06_decoder_block_causal, 3,
   sine_fill(X->data, X->size, 0.31, 0.2, 1.0), sine_fill(enc->data, enc->size, 0.57, 0.5, 1.0);
   Tensor *vl = tensor_from(1, (int[]){2}, (float[]){4, 2});
   Tensor *Y = TransformerDecoderBlock_forward(&db, X, enc, vl, NULL, false, DECODER_FIXED);
-  EXPECT_NOT_NULL(Y, "TransformerDecoderBlock_forward (uses your causal_valid_lens)");
+  EXPECT_NOT_NULL(Y, "TransformerDecoderBlock_forward (6.5; uses your causal_valid_lens)");
   if (!EXPECT_SHAPE(Y, "decoder block output", 2, 5, 8)) return;
 #if GRADE_REF
   float want[2 * 5 * 8]; /* the expected output is the reference solution's, same weights */
