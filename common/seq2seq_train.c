@@ -123,9 +123,11 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
     }
     rc = train_log_epoch(&log, ep, now_seconds() - t0, loss_sum, num_tokens);
   }
+  /* @program begin (the chapter pages leave the clean-up out) */
   seq2seq_exec_free(exec);
   nmt_iter_free(&it);
   Adam_free(&opt);
+  /* @program end */
   train_log_end(&log, rc);
   return rc;
 }

@@ -431,6 +431,14 @@ static int find_symbol(const char *s, size_t len, const char *name, size_t *from
   return 0;
 }
 
+/* Does s[0, n) hold `word`? */
+static int strstr_n(const char *s, size_t n, const char *word) {
+  size_t w = strlen(word);
+  for (size_t i = 0; i + w <= n; i++)
+    if (!strncmp(s + i, word, w)) return 1;
+  return 0;
+}
+
 /* The file a directive names: labs/X and solutions/X from the exercise directory, where it
  * has that file. */
 static void directive_path(char *buf, size_t n, const char *path) {
@@ -509,7 +517,16 @@ static void emit_splice(Str *o, const char *args, size_t n) {
       while (j < v[i].n && (v[i].p[j] == ' ' || v[i].p[j] == '\t')) j++;
       if (j < v[i].n && j < indent) indent = j;
     }
-    emit_lines(&code, v, 0, k, indent == (size_t)-1 ? 0 : indent);
+    /* lines tagged @program (and @program begin/end stretches) stay out of the page here too */
+    int in_region = 0, kept = 0;
+    for (int i = 0; i < k; i++) {
+      int hide = in_region || strstr_n(v[i].p, v[i].n, "@program");
+      if (strstr_n(v[i].p, v[i].n, "@program begin")) in_region = 1;
+      if (strstr_n(v[i].p, v[i].n, "@program end")) in_region = 0;
+      if (hide) continue;
+      v[kept++] = v[i];
+    }
+    emit_lines(&code, v, 0, kept, indent == (size_t)-1 ? 0 : indent);
     free(v);
   }
   if (!given) splice_error(o, "@code %s names nothing: @code PATH NAME...", path);

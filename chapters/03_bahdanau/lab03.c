@@ -431,7 +431,10 @@ cut at the source length plus `<eos>`; the padding beyond gets weight 0 anyway.
 
 `./lab03 --rnn lstm` replaces the GRU by an LSTM, `./lab03 --attention dot` the additive
 attention by scaled dot-product attention. Either flag also trains the default model (GRU,
-additive) afterwards and prints both training times (`--no-compare` skips that).
+additive) afterwards and prints both training times (`--no-compare` skips that). The LSTM's
+cell is exercise 3.2:
+
+@code labs/lab03/lstm_cell.c lstm_cell
 */
   if (!load && (kind != RNN_GRU || akind != ATTN_ADDITIVE) && !no_compare) {
     BahdanauNet base;

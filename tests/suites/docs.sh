@@ -118,6 +118,7 @@ body=$tmp/splice_body.md # the page without its collapsed program section
 sed '/^<details class="program">/,/^<\/details>/d' "$md" >"$body"
 check "@code: a function with the comment above it" grep -qx '/\* The forward pass, with its comment spliced too. \*/' "$md"
 check "@code: the function's body up to its closing brace" grep -qx '  return helper_not_spliced(x) \* t->width;' "$md"
+check "@code: a line tagged @program left out of the splice" bash -c "! grep -q release_scratch '$md'"
 check "@code: only the named function" bash -c "! grep -q 'static int helper_not_spliced' '$md'"
 check "@code: a typedef struct" grep -qx '} Tiny;' "$md"
 check "@code: a region, de-indented, without its markers" bash -c \
