@@ -97,8 +97,9 @@ typedef struct Dropout {
 } Dropout;
 Tensor *Dropout_forward(const Dropout *d, Tensor *x, bool training);
 
-/* dense1 - GELU - dropout1 - dense2 - dropout2 (the ViT's MLP): X (..., in) -> (..., out). The
- * same numbers as the plain composition; in training, when the hidden activations are large
+/* dense1 - GELU - dropout1 - dense2 - dropout2 (the ViT's MLP; mlp_recompute.c, on no lab's
+ * path: lab07 runs exercise 7.4): X (..., in) -> (..., out). The same numbers as the plain
+ * composition; in training, when the hidden activations are large
  * (t_recompute's threshold, ops.h), it hands the GELU, dropout1 and dense2 outputs back after the
  * forward and rebuilds dropout1's output just before dense2's backward: the book ViT preset's
  * peak memory drops by two 39 MB buffers per block. */

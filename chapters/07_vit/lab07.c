@@ -182,7 +182,9 @@ give $6 \times 6 = 36$ patches, each projected to 512 features.
 The MLP of the ViT encoder differs from the position-wise FFN of the original Transformer:
 its nonlinearity is the Gaussian error linear unit (GELU), a smoother ReLU,
 $\mathrm{GELU}(x) = x\,\Phi(x)$ with $\Phi$ the standard normal CDF, and dropout follows each
-of its two dense layers (`ViTMLP` in `chapters/07_vit/vit.c`).
+of its two dense layers. `ViTMLP_forward` is exercise 7.4 (`labs/lab07/vit_mlp.c`):
+
+@code labs/lab07/vit_mlp.c ViTMLP_forward
 
 @code labs/lab07/lab07.h ViTMLP ViTMLP_forward
 
@@ -218,9 +220,14 @@ Like every Transformer encoder block, it does not change the shape of its input:
 The forward pass (`ViT_forward`) embeds the patches, prepends the `<cls>` token, adds the
 positional embeddings and applies dropout — exercise 7.3, `vit_add_cls_and_positions`
 (`labs/lab07/vit_embed.c`) — then runs the blocks and hands the `<cls>` output through a
-layer norm and a linear layer to the ten classes. As in the book, the `<cls>` token starts at
-zero and the positional embeddings at $\mathcal N(0, 0.02^2)$; every linear layer starts at
-PyTorch's default $\mathcal U(\pm 1/\sqrt{\text{fan-in}})$.
+layer norm and a linear layer to the ten classes — exercise 7.5, `ViT_head`
+(`labs/lab07/vit_head.c`), the book's `self.head(X[:, 0])`:
+
+@code labs/lab07/vit_head.c ViT_head
+
+As in the book, the `<cls>` token starts at zero and the positional embeddings at
+$\mathcal N(0, 0.02^2)$; every linear layer starts at PyTorch's default
+$\mathcal U(\pm 1/\sqrt{\text{fan-in}})$.
 
 @code labs/lab07/lab07.h ViT
 @code chapters/07_vit/vit.c ViT_forward ViT_tokens ViT_head
@@ -229,7 +236,7 @@ PyTorch's default $\mathcal U(\pm 1/\sqrt{\text{fan-in}})$.
 Since only the `<cls>` output is classified, the last block's other outputs are never read: the
 book computes them anyway. The lab trains with a forward pass that runs the last block for the
 `<cls>` row alone — its query against every row's keys and values, then its residual, norm and
-MLP — which is 0.62 of the book preset's arithmetic per step, with the same logits and
+your MLP — which is 0.62 of the book preset's arithmetic per step, with the same logits and
 gradients (`chapters/07_vit/vit_cls_only.c`). It first checks, on a few training images, that
 your `ViTBlock_forward` gives the same `<cls>` row; a block written differently (try post-norm)
 runs in full on every row, through `ViT_forward`, and the lab says so.
@@ -542,7 +549,8 @@ the pullover. Attention maps are a hint of what the model uses, not an explanati
 2. Instead of the `<cls>` output, classify the mean of the patch outputs
    (`./lab07 --mean-pool`). Compare the accuracy curves. Does `<cls>` earn its keep?
 3. (Graded, `make grade LAB=07`) Exercises 7.1 `PatchEmbedding_forward`, 7.2
-   `ViTBlock_forward` and 7.3 `vit_add_cls_and_positions` in `labs/lab07/`.
+   `ViTBlock_forward`, 7.3 `vit_add_cls_and_positions`, 7.4 `ViTMLP_forward` and 7.5
+   `ViT_head` in `labs/lab07/`.
 4. Change the patch size (`--patch 4` on 28 x 28 images gives 49 patches instead of 16, `--patch
    14` gives 4): how do accuracy and speed trade off?
   */

@@ -1,6 +1,6 @@
 /* vit.c — the Vision Transformer's constructors and ViT_forward (vit.h; not exercises: the
- * patch embedding, the block and the <cls> + position step are exercises 7.1–7.3 in labs/lab07/,
- * and ViTMLP_forward, which the block exercise calls, is defined in lab07.h). */
+ * patch embedding, the block, the <cls> + position step, the MLP and the head are exercises
+ * 7.1–7.5 in labs/lab07/). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -112,19 +112,17 @@ Tensor *ViT_tokens(ViT *m, Tensor *X, bool training) {
   return vit_add_cls_and_positions(m, P, training);           /* (B, num_patches + 1, h) */
 }
 
-Tensor *ViT_head(ViT *m, Tensor *H) {
-  const int B = H->shape[0], steps = H->shape[1], h = H->shape[2];
-  Tensor *Z; /* (B, h) */
-  if (m->mean_pool)
-    Z = t_mean(t_slice(H, 1, 1, steps), 1, false);              /* mean over the patches */
-  else
-    Z = t_reshape(t_slice(H, 1, 0, 1), 2, (const int[]){B, h}); /* the <cls> output */
-  return Linear_forward(&m->head, LayerNorm_forward(&m->head_ln, Z)); /* (B, num_classes) */
+Tensor *ViT_readout(ViT *m, Tensor *H) {
+  if (H && m->mean_pool) { /* challenge 2: the head reads the patches' mean as its row 0 */
+    const int steps = H->shape[1];
+    H = t_mean(t_slice(H, 1, 1, steps), 1, true); /* (B, 1, h) */
+  }
+  return H ? ViT_head(m, H) : NULL; /* (B, num_classes) */
 }
 
 Tensor *ViT_forward(ViT *m, Tensor *X, bool training) {
   Tensor *H = ViT_tokens(m, X, training); /* (B, num_patches + 1, h) */
   for (int i = 0; H && i < m->num_blks; i++)
     H = ViTBlock_forward(&m->blks[i], H, NULL, training); /* (B, num_patches + 1, h) */
-  return H ? ViT_head(m, H) : NULL;                       /* (B, num_classes) */
+  return ViT_readout(m, H);                               /* (B, num_classes) */
 }

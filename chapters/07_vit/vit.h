@@ -1,6 +1,7 @@
 /* vit.h — the Vision Transformer of lab 07 (chapter-support code, chapters/07_vit/vit.c):
  * the layers' constructors and the whole model's readable forward pass, built on the exercises
- * PatchEmbedding_forward, ViTBlock_forward and vit_add_cls_and_positions (labs/lab07/lab07.h). */
+ * PatchEmbedding_forward, ViTBlock_forward (with ViTMLP_forward), vit_add_cls_and_positions and
+ * ViT_head (labs/lab07/lab07.h). */
 #ifndef AL_VIT_H
 #define AL_VIT_H
 
@@ -25,9 +26,10 @@ void ViT_free(ViT *m);
 Tensor *ViT_forward(ViT *m, Tensor *X, bool training);
 /* The two ends of ViT_forward, for passes that run its blocks another way (vit_cls_only.c):
  * images -> the tokens the blocks take, (batch, num_patches + 1, h); the blocks' output ->
- * logits (batch, num_classes). */
+ * logits (batch, num_classes): ViT_head (exercise 7.5) on the <cls> row, or with mean_pool on
+ * the patch rows' mean. */
 Tensor *ViT_tokens(ViT *m, Tensor *X, bool training);
-Tensor *ViT_head(ViT *m, Tensor *H);
+Tensor *ViT_readout(ViT *m, Tensor *H);
 /* A forward pass of the whole model: ViT_forward, or one that gives the same logits. */
 typedef Tensor *(*ViTForwardFn)(ViT *m, Tensor *X, bool training);
 

@@ -18,7 +18,8 @@ static Tensor *vit_block_cls(ViTBlock *blk, Tensor *X, bool training) {
                                          training); /* (B, 1, h): one query, every key */
   if (!A) return NULL;
   Tensor *Xc = t_add(t_slice(X, 1, 0, 1), A); /* (B, 1, h) */
-  return t_add(Xc, ViTMLP_forward(&blk->mlp, LayerNorm_forward(&blk->ln2, Xc), training));
+  Tensor *M = ViTMLP_forward(&blk->mlp, LayerNorm_forward(&blk->ln2, Xc), training);
+  return M ? t_add(Xc, M) : NULL; /* (B, 1, h) */
 }
 
 Tensor *ViT_forward_cls_only(ViT *m, Tensor *X, bool training) {
@@ -26,7 +27,7 @@ Tensor *ViT_forward_cls_only(ViT *m, Tensor *X, bool training) {
   for (int i = 0; H && i + 1 < m->num_blks; i++)
     H = ViTBlock_forward(&m->blks[i], H, NULL, training); /* (B, num_patches + 1, h) */
   if (H) H = vit_block_cls(&m->blks[m->num_blks - 1], H, training); /* (B, 1, h) */
-  return H ? ViT_head(m, H) : NULL;                                 /* (B, num_classes) */
+  return H ? ViT_head(m, H) : NULL; /* (B, num_classes): your head (7.5) reads row 0 */
 }
 
 /* Largest |full[b, 0, j] - cls[b, 0, j]| over images b and features j, and the largest

@@ -1,8 +1,8 @@
 /* lab07.h — exercises of lab 07 (the Vision Transformer) and the layers built on them.
- * Only the exercises (and ViTMLP_forward, which exercise 7.2 calls) are declared here: the
- * _init functions and ViT_forward are chapter code (chapters/07_vit/vit.h), so labs/ never
- * calls into chapters/. The block reuses lab04's MultiHeadAttention (and through it lab02's
- * DotProductAttention), so with VARIANT=labs it runs the student's own attention. */
+ * Only the exercises are declared here: the _init functions and ViT_forward are chapter code
+ * (chapters/07_vit/vit.h), so labs/ never calls into chapters/. The block reuses lab04's
+ * MultiHeadAttention (and through it lab02's DotProductAttention), so with VARIANT=labs it runs
+ * the student's own attention. */
 #ifndef LAB07_H
 #define LAB07_H
 
@@ -26,11 +26,9 @@ typedef struct ViTMLP {
   Linear dense2; /* (mlp_num_hiddens, num_hiddens) */
   Dropout dropout1, dropout2;
 } ViTMLP;
-/* X (..., h) -> (..., h). Not an exercise; defined here because exercise 7.2 calls it. */
-static inline Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training) {
-  /* Dropout(dense2(Dropout(GELU(dense1(X))))), with a memory-saving recompute (common/nn.h) */
-  return gelu_mlp_forward(&m->dense1, &m->dropout1, &m->dense2, &m->dropout2, X, training);
-}
+/* Exercise 7.4 — X (..., num_hiddens) -> (..., num_hiddens):
+ * dropout2(dense2(dropout1(GELU(dense1(X))))). Exercise 7.2's block calls it. */
+Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training);
 
 /* Pre-norm Transformer encoder block: X + MHA(LN1(X)), then X + MLP(LN2(X)). */
 typedef struct ViTBlock {
@@ -51,11 +49,14 @@ typedef struct ViT {
   int num_blks, num_hiddens, num_classes;
   LayerNorm head_ln;     /* head = LayerNorm + Linear on the <cls> output */
   Linear head;           /* (num_hiddens, num_classes) */
-  bool mean_pool;        /* challenge: classify the mean of the patch outputs instead of <cls> */
+  bool mean_pool;        /* challenge: the head reads the patch outputs' mean, not <cls> (vit.c) */
 } ViT;
 /* Exercise 7.3 — the <cls> + position step. patches (batch, num_patches, num_hiddens) ->
  * (batch, num_patches + 1, num_hiddens): prepend cls_token to every example, add
  * pos_embedding, apply the embedding dropout. */
 Tensor *vit_add_cls_and_positions(ViT *m, Tensor *patches, bool training);
+/* Exercise 7.5 — the classification head. H (batch, steps, num_hiddens), the last block's
+ * output -> logits (batch, num_classes): head(head_ln(H[:, 0])), the <cls> row. */
+Tensor *ViT_head(ViT *m, Tensor *H);
 
 #endif

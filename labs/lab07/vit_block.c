@@ -10,9 +10,10 @@
  *   X: (batch, steps, num_hiddens) -> (batch, steps, num_hiddens).
  *   Layers: blk->ln1, blk->ln2 (LayerNorm_forward), blk->attention (lab04's
  *   MultiHeadAttention_forward: self-attention, so queries = keys = values = LN1(X)),
- *   blk->mlp (ViTMLP_forward, dense - GELU - dropout - dense - dropout). Pass `training` on so
- *   dropout is active only while training. Add with t_add, which records gradients.
- *   If MultiHeadAttention_forward returns NULL (an unfinished lab04 exercise), return NULL.
+ *   blk->mlp (ViTMLP_forward, exercise 7.4: dense - GELU - dropout - dense - dropout). Pass
+ *   `training` on so dropout is active only while training. Add with t_add, which records
+ *   gradients. If MultiHeadAttention_forward or ViTMLP_forward returns NULL (an unfinished
+ *   exercise of lab04 or 7.4), return NULL.
  * Example (the book's check): X of ones (2, 100, 24), 8 heads, MLP 48 -> (2, 100, 24).
  * Return NULL only while unimplemented.
  * Tests: tests/grade/lab07/test_vit.c. Run: make grade LAB=07.

@@ -13,5 +13,6 @@ Tensor *ViTBlock_forward(ViTBlock *blk, Tensor *X, Tensor *valid_lens, bool trai
   Tensor *A = MultiHeadAttention_forward(&blk->attention, Y, Y, Y, valid_lens, training);
   if (!A) return NULL;                                                           /* (B, n, h) */
   X = t_add(X, A);
-  return t_add(X, ViTMLP_forward(&blk->mlp, LayerNorm_forward(&blk->ln2, X), training));
+  Tensor *M = ViTMLP_forward(&blk->mlp, LayerNorm_forward(&blk->ln2, X), training);
+  return M ? t_add(X, M) : NULL;                                                 /* (B, n, h) */
 }

@@ -877,20 +877,25 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
       str_printf(why, "training-mode output: expected %u values, got %u", nw, ng);
       return false;
     }
-    long zeros = 0, kept = 0, other = 0;
+    long zeros = 0, kept = 0, other = 0, first = -1;
     for (uint32_t i = 0; i < ng; i++) {
       double o = got[i], w2 = 2.0 * want[i];
       if (o == 0) zeros++;
       else if (fabs(o - w2) <= 1e-5 * (1 + w2)) kept++; /* float32 rounding of w / (1 - p) */
-      else other++;
+      else if (other++ == 0) first = i;
     }
-    if (other)
-      str_printf(why, "training with dropout 0.5: every output weight must be 0 or 2 w "
-                 "(inverted dropout on the weights, Dropout_forward); %ld entries are neither",
-                 other);
-    else if (!zeros || !kept)
-      str_printf(why, "training with dropout 0.5: expected some weights dropped and some kept, "
+    const Shape *s = shape && shape->ndim && shape_numel(shape) == (long)ng ? shape : NULL;
+    if (other) {
+      str_printf(why, "training with dropout 0.5: every entry must be 0 or twice its value "
+                 "without dropout (inverted dropout, Dropout_forward); %ld entries are neither, "
+                 "the first at ", other);
+      fmt_index(why, s, first);
+      str_printf(why, ": 0 or %.7g expected, got %.7g", shown(2.0 * want[first]),
+                 shown(got[first]));
+    } else if (!zeros || !kept) {
+      str_printf(why, "training with dropout 0.5: expected some entries dropped and some kept, "
                  "got %ld dropped and %ld kept (is dropout applied when training?)", zeros, kept);
+    }
     return !other && zeros && kept;
   }
   case CHK_COUNTERS: { /* atol: the factor (0: information only), rtol: the CNT_* metrics */

@@ -5,7 +5,10 @@
 # block, attention and embedding run on the default path, with nothing of the solutions' in
 # it). Then a planted bug in the copied ViTBlock_forward (its attention residual dropped) must
 # change the loss, and the lab must say in one line that the <cls>-only last block does not
-# agree with it and run the student's block instead.
+# agree with it and run the student's block instead. Planted bugs in the copied ViTMLP_forward
+# (ReLU for GELU) and ViT_head (no layer norm) must each change the loss too: the student's MLP
+# and head are what trains, in every block and in the <cls>-only one (no fast path stands in
+# for them, so there is no disagreement line).
 # Run from the repository root: bash tests/suites/lab07_student.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab07_student
@@ -64,4 +67,31 @@ else
     bad "planted block: the loss line '$b' is the unplanted one's: the student's block is not on the path"
   fi
 fi
+
+# plants in the MLP (7.4) and the head (7.5), one at a time, in the student's copy only
+plant_changes_loss() { # name, file under labs/, sed expression
+  local name=$1 f="$w/labs/$2" expr=$3
+  cp "$f" "$tmp/$name.orig"
+  sed -i "$expr" "$f"
+  if cmp -s "$f" "$tmp/$name.orig"; then
+    bad "could not plant '$name' in $f (the solution changed? update the sed)"
+  elif ! mkl >"$tmp/$name-build.log" 2>&1; then
+    bad "make VARIANT=labs lab07 with the planted $name failed"
+    tail -5 "$tmp/$name-build.log"
+  else
+    "$w/lab07" "${args[@]}" --out "$tmp/$name" >"$tmp/$name.log" 2>&1
+    local a b
+    a=$(losses "$tmp/lab.log" | grep '^epoch')
+    b=$(losses "$tmp/$name.log" | grep '^epoch')
+    if [ -n "$b" ] && [ "$a" != "$b" ]; then ok "planted $name: the loss changes ($(echo "$b" | cut -c1-60))"; else
+      bad "planted $name: the loss line '$b' is the unplanted one's: the student's code is not on the path"
+    fi
+    check "planted $name: no disagreement line (nothing stands in for it)" \
+      bash -c "! grep -q 'note: ViTBlock_forward' '$tmp/$name.log'"
+  fi
+  cp "$tmp/$name.orig" "$f"
+}
+sed -i 's/^  X = A; \/\* planted \*\/$/  X = t_add(X, A);/' "$blk" # the block as it was
+plant_changes_loss mlp_relu lab07/vit_mlp.c 's/t_gelu(A)/t_relu(A)/'
+plant_changes_loss head_no_norm lab07/vit_head.c 's/LayerNorm_forward(&m->head_ln, Z)/Z/'
 suite_end
