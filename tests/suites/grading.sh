@@ -472,8 +472,8 @@ if ! HANDOUT_DOCS=no mk handout >"$tmp/handout.log" 2>&1; then
 else
   tarball=build/attention-lab-handout.tar.gz
   tar -tzf "$tarball" >"$tmp/handout.list"
-  check "handout: no solutions/, tests/hidden/, build/, .git, out/, data/ inside" \
-    no_line_matches '^attention-lab/(solutions|tests/hidden|build|\.git|out|data)(/|$)' "$tmp/handout.list"
+  check "handout: no solutions/, tests/hidden/, tests/grader/kernels/, build/, .git, out/, data/ inside" \
+    no_line_matches '^attention-lab/(solutions|tests/hidden|tests/grader/kernels|build|\.git|out|data)(/|$)' "$tmp/handout.list"
   check "handout: has the grader" grep -qx 'attention-lab/tests/grade/grader.c' "$tmp/handout.list"
   check "handout: has every file of labs/" lists_all_stubs "$tmp/handout.list"
   # the student's README stands in for the repository's (which is about developing the kit)
