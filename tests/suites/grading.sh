@@ -404,6 +404,7 @@ expected_kernels='
 03_race_blocks lab05_pe_kernel_large sanitizer with no barrier between them
 04_no_grid_stride lab05_pe_kernel_large wrong_answer got nan
 05_uninit_read lab05_pe_kernel sanitizer initcheck: kernel posenc_kernel
+06_uncoalesced lab05_pe_kernel_coalesced wrong_answer global store sectors: your kernel
 '
 if [[ $sections == *6* ]]; then
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
