@@ -90,6 +90,10 @@ lab99_interpose wrong_answer 0
 lab99_stub not_implemented 0
 lab99_wrong wrong_answer 0
 lab99_row_sums wrong_answer 0
+lab99_hint_transposed wrong_answer 0
+lab99_hint_scaled wrong_answer 0
+lab99_hint_zeros wrong_answer 0
+lab99_hint_none wrong_answer 0
 lab99_slow passed 1
 lab99_square_last passed 2
 lab99_hidden_square passed 1
@@ -151,6 +155,20 @@ else
     grep -q 'fake_wrong(4): expected 16, got 17' "$d/term.log"
   check "hostile: a wrong shape shows both shapes" \
     grep -q 'row sums: expected shape (2), got (1, 2)' "$d/term.log"
+  # feedback: the first wrong entry as (b, i, j) with its row; a hint only for a pattern
+  hint_of() { grep -o 'hint: [^\\]*' <<<"$(test_line "$d/results.json" "$1")"; }
+  check "hostile: a wrong tensor names (b, i, j) of its shape and shows the row" \
+    eval 'grep -qF "fake_matrix at (0, 0, 1) of shape (2, 3, 3): expected 0.7, got 1.5" "$d/term.log" &&
+      grep -qE "^ +\(0, 0, 0:3\)  expected +1 +0\.7 +-0\.2$" "$d/term.log"'
+  check "hostile: a transposed answer is told so" \
+    grep -q "^hint: these are the expected values transposed" <<<"$(hint_of lab99_hint_transposed)"
+  check "hostile: an answer off by a factor is told the factor" \
+    grep -q "^hint: every value is 0.5 times the expected one" <<<"$(hint_of lab99_hint_scaled)"
+  check "hostile: an answer of zeros is told so" \
+    grep -q "^hint: every value is 0:" <<<"$(hint_of lab99_hint_zeros)"
+  check "hostile: a wrong answer with no pattern gets no hint, but its (b, i, j)" \
+    eval '[ -z "$(hint_of lab99_hint_none)" ] &&
+      grep -qF "fake_matrix at (1, 2, 1) of shape (2, 3, 3)" <<<"$(test_line "$d/results.json" lab99_hint_none)"'
   check "hostile: flood output is cut in results.json" \
     grep -q 'bytes not shown' <<<"$(test_line "$d/results.json" lab99_flood)"
   check "hostile: hidden tests are shown only after the due date" \
