@@ -6,9 +6,12 @@
  * kit's own kernel, with one note a run, so a student who has not started the kernel track
  * still runs the labs on a GPU (the grade calls the launcher directly: a stub scores 0). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels.cuh"
 extern "C" {
+#include "../labs/lab02/lab02_kernels.h"
 #include "../labs/lab05/lab05_kernels.h"
 }
 
@@ -46,4 +49,41 @@ static void posenc_entry(float *P, int row0, int rows, int d) {
   LAUNCH(posenc_kit_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, P, row0, rows, d);
 }
 
-void cuda_register_exercises(Backend *be) { be->positional_encoding = posenc_entry; }
+/* ---------- 2.6 masked softmax, one warp per row (lab 02) ---------- */
+
+/* The student's kernel is every softmax of --device cuda: the `softmax` entry (no lengths; a
+ * masked softmax is exercise 2.1's composition, sequence_mask with -inf and then this) and its
+ * gradient. The kit's own kernels (softmax.cu, registered before this) are the fallback. */
+static void (*g_kit_softmax)(const float *, float *, long, int);
+static void (*g_kit_softmax_grad)(const float *, const float *, float *, long, int, bool);
+static bool g_softmax_stub, g_softmax_grad_stub;
+static void softmax_entry(const float *x, float *y, long rows, int keys) {
+  if (rows <= 0 || keys <= 0) return; /* the table's contract; the exercise's needs >= 1 */
+  if (!g_softmax_stub) {
+    if (masked_softmax_cuda(x, y, NULL, 1, rows, keys) == 0) return;
+    g_softmax_stub = true;
+    fallback_note("2.6", "the softmax");
+  }
+  g_kit_softmax(x, y, rows, keys);
+}
+static void softmax_grad_entry(const float *y, const float *g, float *dx, long rows, int keys,
+                               bool fresh) {
+  if (rows <= 0 || keys <= 0) return;
+  if (!g_softmax_grad_stub) {
+    if (masked_softmax_cuda_backward(y, g, dx, rows, keys, fresh) == 0) return;
+    g_softmax_grad_stub = true;
+    fallback_note("2.6", "the softmax's backward");
+  }
+  g_kit_softmax_grad(y, g, dx, rows, keys, fresh);
+}
+
+void cuda_register_exercises(Backend *be) {
+  be->positional_encoding = posenc_entry;
+  g_kit_softmax = be->softmax, g_kit_softmax_grad = be->softmax_grad;
+  be->softmax = softmax_entry, be->softmax_grad = softmax_grad_entry;
+  /* AL_CUDA_KIT_KERNELS=1: every entry runs the kit's own kernel, as for stubs, without the
+   * notes (tests/suites/cuda.sh checks the fallbacks this way: the solutions' build never
+   * reaches them otherwise) */
+  const char *kit = getenv("AL_CUDA_KIT_KERNELS");
+  if (kit && strcmp(kit, "1") == 0) g_posenc_stub = g_softmax_stub = g_softmax_grad_stub = true;
+}

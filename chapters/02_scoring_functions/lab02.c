@@ -393,6 +393,89 @@ arithmetic.
   */
   if (cost) cost_table(S);
 
+  /***
+## The kernel track: masked softmax as a loop, and as a warp kernel
+
+Everything above composes the kit's ops, as the book composes PyTorch's. Exercises 2.5 and 2.6
+open the box: the loops those ops run, and the CUDA kernel that runs them on a GPU.
+
+**Exercise 2.5** (`labs/lab02/masked_softmax_rows.c`) is `masked_softmax_rows`, the masked
+softmax on raw `float` arrays, one row at a time. A row of length $n$ takes three passes: the
+max $m$ of its first $n$ scores; $e_j = \exp(x_j - m)$ and their sum $s$; then $y_j = e_j / s$
+for $j < n$ and $0$ after. Subtracting $m$ changes nothing in exact arithmetic (the factor
+$e^{-m}$ cancels) but keeps every exponential at most $1$: `expf(1000)` is `inf`, and
+`inf / inf` is NaN. A row of length $0$ skips the first two passes and is written as zeros.
+Its backward is the softmax's Jacobian-vector product, $\partial L / \partial x_j = y_j
+\left(\partial L / \partial y_j - \sum_k y_k\, \partial L / \partial y_k\right)$, which is
+$0$ wherever $y_j = 0$, so masked keys get no gradient without being told. The grade also says
+which of your loops GCC vectorized for an AVX2 laptop (8 floats at a time) and GCC's reason
+where it did not, for information: a loop that calls `expf`, for one, does not vectorize
+without `-ffast-math`, which is why the kit's own CPU kernel computes its exponential with a
+polynomial (`common/fastmath.h`).
+
+Here it is on the book's example, with one length per query and a query of length $0$; it
+must agree with exercise 2.1's composition to float rounding:
+  */
+  {
+    static const float x[16] = {0.5f, 0.2f, 0.9f, 0.1f,  0.3f, 0.8f, 0.4f, 0.6f,
+                                0.7f, 0.1f, 0.2f, 0.95f, 0.4f, 0.4f, 0.5f, 0.05f}; /* (2, 2, 4) */
+    static const int lens[4] = {1, 3, 2, 0};                                      /* (2, 2) */
+    float y[16];                                                                   /* (2, 2, 4) */
+    if (masked_softmax_rows(x, lens, 2, 2, 2, 4, y) == 0) {
+      Tensor *Y = tensor_from(3, (int[]){2, 2, 4}, y);
+      printf("masked_softmax_rows(x (2, 2, 4), valid_lens [[1, 3], [2, 0]]):\n");
+      tensor_print(Y, NULL);
+      Tensor *w = NEED(masked_softmax(tensor_from(3, (int[]){2, 2, 4}, x),
+                                      tensor_from(2, (int[]){2, 2}, (float[]){1, 3, 2, 0})),
+                       "the kernel track's comparison"); /* (2, 2, 4) */
+      double d = max_abs_diff(Y, w);
+      printf("max |masked_softmax_rows - masked_softmax| = %.1e\n", d);
+      summary_tensor(S, "kernel_track/masked_softmax_rows", Y); /* @program */
+      summary_num(S, "kernel_track/max_diff_vs_masked_softmax", d); /* @program */
+    } else {
+      printf("(exercise 2.5 is not done yet: the chapter goes on without it)\n");
+    }
+  }
+
+  /***
+**Exercise 2.6** (`labs/lab02/masked_softmax_kernel.cu`) is the same softmax as a CUDA kernel,
+`masked_softmax_cuda`, and it is not a toy: built with `--device cuda`, every softmax the labs
+compute goes through it (the `softmax` entry of the CUDA kernel table runs it with no lengths;
+lab 06's masked attention is still your exercise 2.1's composition, a $-\infty$ mask and then
+this softmax), so your kernel trains lab 06's Transformer on a GPU, or on the kit's emulator.
+
+A GPU runs threads in groups of 32 called *warps*: the 32 *lanes* of a warp execute the same
+instruction at the same time, each on its own data, and a memory access of a warp is served in
+32-byte *sectors* — 32 lanes reading 32 consecutive floats touch 4 sectors, one request. The
+obvious kernel gives each row a thread. Its lanes then read 32 different rows: with rows of 10
+keys that is 40 bytes apart, so every load of the warp touches 32 sectors, for 4 bytes of each.
+The kernel here gives each row a *warp*. Lane $l$ takes keys $l, l + 32, l + 64, \ldots$, so
+consecutive lanes read consecutive floats, and each lane keeps a partial max (then a partial
+sum) of its keys.
+
+The 32 partial results become one with *shuffles*: `__shfl_xor_sync(0xffffffff, v, o)` hands
+every lane the value `v` of lane $l \oplus o$ — registers to registers, no shared memory, no
+barrier. Five steps, $o = 16, 8, 4, 2, 1$, form a butterfly: after the step with $o = 16$ each
+lane holds the max of two lanes, after $o = 8$ of four, and after $o = 1$ every lane holds the
+max of all 32 — the row's max, in every lane, which is what the next pass needs. The mask
+`0xffffffff` promises that all 32 lanes make that call; the row loop therefore gives the 32
+lanes of a warp the same rows (its bound depends on the warp, never on the lane), and the
+block size is a multiple of 32 (here 256 threads: 8 warps, 8 rows a block, in a grid-stride
+loop over the rows).
+
+The kit's emulator (cuda/README.md) checks all of this when it runs your kernel: a shuffle
+whose mask leaves out a lane, or a warp that is not whole, is a synccheck error; two warps
+writing one row is a race (racecheck); a row past the end is a memcheck error — each names the
+kernel, the thread and the line. Its profiler counts the memory requests. For the softmax of
+lab 06's attention weights, (64, 10, 10) — 640 rows of 10 keys — the kit's one-thread-per-row
+kernel makes 600 load requests of 32 sectors each and 400 stores of 32, moving 1000 KB; the
+warp-per-row kernel makes 1920 loads and 1280 stores of 2 sectors each (a row of 10 floats is
+40 bytes: two sectors) and moves 200 KB, five times less. On such short rows only 10 of a
+warp's 32 lanes have a key; on rows of 32 keys or more all of them do. To see the counters of
+your own kernel on a whole run: `make lab06-emu && AL_CUDA_EMU_PROFILE=1 build/emu-bin/lab06
+--device cuda`.
+  */
+
   /* @program begin */
   summary_write(S, args.out);
   paramset_free(&ps);
@@ -458,6 +541,9 @@ static void cost_table(Summary *S) {
   price of a (batch, queries, keys, $h$) intermediate tensor.
 * The masked softmax keeps padding out of the weights. Masking with $-\infty$ rather than a
   large negative number makes an empty row all zeros instead of uniform.
+* Written out, the masked softmax is three passes over a row (max, exponentials and sum,
+  scaling). On a GPU one warp takes a row: its lanes read consecutive keys, and shuffles
+  combine their partial max and sum without shared memory or barriers.
 
 ## Exercises
 

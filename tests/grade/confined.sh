@@ -46,7 +46,7 @@ if [ "$(id -u)" = 0 ]; then
   run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs)
 fi
 cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" \
-  "$here/kit_answers.txt" "$t/"
+  "$here/kit_answers.txt" "$here/keep_symbols.sh" "$t/"
 mkdir -p "$t/w"
 
 # Run "$@" in $t/w as the unprivileged user, with the limits; its stdout+stderr go to $t/log
@@ -142,7 +142,8 @@ if [ "$PPLANG" = c++-cpp-output ]; then
   objcopy -R .init_array.00099 -R .rela.init_array.00099 "$o" || exit 1
 fi
 bash "$T/check_submission.sh" "$o" || exit 5
-objcopy --keep-global-symbols="$T/exercise_symbols.txt" "$o" "$o.kept" || exit 1'
+bash "$T/keep_symbols.sh" "$o" "$T/exercise_symbols.txt" >"$T/keep.txt" || exit 1
+objcopy --keep-global-symbols="$T/keep.txt" "$o" "$o.kept" || exit 1'
 pplang=cpp-output
 case $rel in *.cu) pplang=c++-cpp-output ;; esac
 export_env=(INC="$inc/kit/labs" ALLOW="$inc/kit:$inc/common:$inc/cuda$sys" PPLANG=$pplang)

@@ -141,7 +141,7 @@ GSUB_OBJ := $(GSUB_C_OBJ) $(GSUB_CU_OBJ)
 GRADE_VEC_INFO := lab02/masked_softmax_rows
 GSUB_DEPS := $(FLAGS_STAMP) $(GINC_STAMP) tests/grade/confined.sh tests/grade/include_check.awk \
   tests/grade/check_submission.sh tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt \
-  tests/grade/vec_info.awk
+  tests/grade/vec_info.awk tests/grade/keep_symbols.sh
 $(GSUB_C_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GSUB_DEPS)
 	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
@@ -206,8 +206,9 @@ $(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 $(patsubst solutions/%.cu,$(REF_OUT)/sub/%.raw.o,$(wildcard solutions/lab*/*.cu)): $(REF_OUT)/sub/%.raw.o: solutions/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
 	$(GRADE_CU_CC) -I$(GINC_I) -c $< -o $@
-$(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt
-	objcopy --keep-global-symbols=tests/grade/exercise_symbols.txt $< $@
+$(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt tests/grade/keep_symbols.sh
+	bash tests/grade/keep_symbols.sh $< tests/grade/exercise_symbols.txt >$@.keep
+	objcopy --keep-global-symbols=$@.keep $< $@ && rm -f $@.keep
 $(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU)
 	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ))
 $(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU)

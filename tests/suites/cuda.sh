@@ -63,6 +63,9 @@ fold_check() {
 
 export AL_CUDA_EMU_GRID_CAP=2
 run_check emu "$V/cuda_check_emu"
+# the kit's own kernels where an exercise serves the entry (cuda/exercises.cu): the fallbacks a
+# student's stub runs on
+run_check emu-kit env AL_CUDA_KIT_KERNELS=1 "$V/cuda_check_emu"
 run_check asan env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   build/asan/cuda_check_emu
 

@@ -10,6 +10,8 @@
 # step (exercise 3.4, lab03's seq2seq_train_step): the run says the kit's batched step agrees
 # with it; with the clipping left out of the student's copy, it says they differ, trains with
 # the student's step, and the loss moves.
+# Then, on the emulated device, the student's softmax kernel (exercise 2.6) must train lab06 to
+# the CPU run's numbers, and a planted kernel must move its loss.
 # (lab03: tests/suites/lab03.sh; lab07: tests/suites/lab07_student.sh.)
 # Run from the repository root: bash tests/suites/student_path.sh. Ends with "N passed, N failed, N skipped".
 set -u
@@ -143,6 +145,43 @@ if [ $have_fra = yes ]; then
       ok "planted train step (no clipping): lab06 says so in one line, trains with it, the final loss moves ($a -> $b)"
     else
       bad "planted train step: final loss '$b' vs '$a', or no one-line 'differs' message:"; grep -i 'train step' "$tmp/plant-step.log"
+    fi
+  fi
+fi
+# The kernel track on the same path: with --device cuda on the emulated device, every softmax of
+# lab06 is the student's exercise 2.6 kernel (cuda/exercises.cu). The student build (solutions'
+# kernels in labs/) must train to the CPU run's numbers, and a kernel planted in the student's
+# copy (the row's max not combined across the lanes: each lane shifts by its own max) must move
+# lab06's loss. One epoch: the emulator runs every thread on the CPU.
+if [ $have_fra = yes ]; then
+  ks="$w/labs/lab02/masked_softmax_kernel.cu"
+  e6=(--epochs 1 --heldout 5)
+  for f in solutions/lab*/*; do cp -p "$f" "$w/labs/${f#solutions/}"; done # undo the plants above
+  if ! mkl lab06 build/emu-bin/lab06 >"$tmp/emu-build.log" 2>&1; then
+    bad "make VARIANT=labs build/emu-bin/lab06 (the emulated device) failed:"; tail -5 "$tmp/emu-build.log"
+  else
+    "$w/lab06" "${e6[@]}" --out "$tmp/k-cpu" >"$tmp/k-cpu.log" 2>&1
+    "$w/build/emu-bin/lab06" --device cuda "${e6[@]}" --out "$tmp/k-gpu" >"$tmp/k-gpu.log" 2>&1
+    # one epoch of training: float rounding of sum orders, as tests/suites/cuda_labs.sh allows
+    if python3 tests/tools/summary_diff.py "$tmp/k-cpu/summary.json" "$tmp/k-gpu/summary.json" 1e-3 >"$tmp/k.diff"; then
+      ok "lab06 --device cuda (emulated), VARIANT=labs: the student's softmax kernel trains to the CPU run's numbers"
+    else
+      bad "lab06 --device cuda (emulated), VARIANT=labs differs from the CPU run:"; head -5 "$tmp/k.diff"; tail -3 "$tmp/k-gpu.log"
+    fi
+    sed -i 's|for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));|/* planted: no max shuffle */|' "$ks"
+    if ! grep -q planted "$ks"; then
+      bad "could not plant the bug in $ks (the solution changed? update the sed)"
+    elif ! mkl build/emu-bin/lab06 >"$tmp/kplant-build.log" 2>&1; then
+      bad "make VARIANT=labs build/emu-bin/lab06 with the planted kernel failed:"; tail -5 "$tmp/kplant-build.log"
+    else
+      "$w/build/emu-bin/lab06" --device cuda "${e6[@]}" --out "$tmp/k-plant" >"$tmp/k-plant.log" 2>&1
+      a=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["final_loss"])' "$tmp/k-gpu/summary.json" 2>/dev/null)
+      b=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["final_loss"])' "$tmp/k-plant/summary.json" 2>/dev/null)
+      if [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]; then
+        ok "planted softmax kernel (no max shuffle): lab06 --device cuda's final loss moves ($a -> $b)"
+      else
+        bad "planted softmax kernel: lab06 --device cuda's final loss '$b' is the unplanted '$a': the student's kernel is not on lab06's --device cuda path"
+      fi
     fi
   fi
 fi
