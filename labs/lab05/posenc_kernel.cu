@@ -1,4 +1,4 @@
-/* Exercise 5.2 — the positional-encoding table as a CUDA kernel (3 points): your first kernel.
+/* Exercise 5.2 — the positional-encoding table as a CUDA kernel (4 points): your first kernel.
  *
  * What: write positional_encoding_cuda (declared in labs/lab05/lab05_kernels.h): P is device
  *   memory holding `rows` rows of num_hiddens floats, row-major; fill it with rows first_row ..
@@ -29,7 +29,8 @@
  *   posenc_kernel.
  * Check: make grade LAB=05 runs it in the CUDA emulator with its sanitizers: an element past
  *   the end of P (a missing bound) or a wrong number scores 0, with the emulator's report in
- *   the output; the memory counters of your kernel are printed beside the reference's.
+ *   the output; the memory counters of your kernel are printed beside the reference's, and one
+ *   point needs your stores coalesced (at most 1.5 times the reference's store sectors).
  *   make lab05-emu && build/emu-bin/lab05 --device cuda runs the lab with your kernel in the
  *   emulator, outside the grader: a finding names its source line. On a GPU: make lab05 &&
  *   ./lab05 --device cuda (cuda/README.md).

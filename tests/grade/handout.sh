@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-build/attention-lab-handout.tar.gz}
 top=attention-lab
-# Never in a handout (path prefixes relative to the repository root).
-excluded='^(solutions|tests/hidden|build|out|data|\.git)(/|$)|^results\.json$|^lab[0-9][0-9]$|\.(o|d|tmp)$'
+# Never in a handout (path prefixes relative to the repository root). tests/grader/kernels/
+# holds the solutions' kernels with one planted bug each (grading.sh, section 6).
+excluded='^(solutions|tests/hidden|tests/grader/kernels|build|out|data|\.git)(/|$)|^results\.json$|^lab[0-9][0-9]$|\.(o|d|tmp)$'
 
 list=$(mktemp)
 kit=$(mktemp -d)

@@ -29,5 +29,9 @@ double fake_wrong(double x);          /* hostile: x*x + 1 */
 double fake_slow(double x);           /* both: takes 1.2 s (a GRADED_TIMEOUT test) */
 /* Row sums of x (rows, cols) -> (rows). Hostile: shape (1, rows). */
 Tensor *fake_row_sums(Tensor *x);
+/* The (2, 3, 3) tensor v[b, i, j] = 1 + b + i/2 - 3 j^2/10 + i j/10 (no zero, not symmetric).
+ * Hostile, by pattern: 0 transposed over (i, j), 1 halved, 2 all zeros, 3 one entry off by
+ * 0.25 (a wrong answer with no pattern: no hint). */
+Tensor *fake_matrix(int pattern);
 
 #endif

@@ -80,6 +80,25 @@ GRADED_TEST(lab99_row_sums, 2, "tensor exercise: shape and values") {
   EXPECT_CLOSE(y->data, ((const float[]){6, 15}), 2, 0, 0, "row sums");
 }
 
+/* Feedback: a wrong tensor's first wrong entry as (b, i, j), and a hint only for a pattern. */
+static void matrix_check(int pattern) {
+  Tensor *y = fake_matrix(pattern);
+  EXPECT_NOT_NULL(y, "fake_matrix");
+  if (!EXPECT_SHAPE(y, "fake_matrix", 2, 3, 3)) return;
+#if GRADE_REF
+  float want[18];
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        want[(b * 3 + i) * 3 + j] = (float)(1 + b + 0.5 * i - 0.3 * j * j + 0.1 * i * j);
+#endif
+  EXPECT_CLOSE(y->data, want, 18, 1e-6, 1e-6, "fake_matrix");
+}
+GRADED_TEST(lab99_hint_transposed, 1, "feedback: a transposed answer") { matrix_check(0); }
+GRADED_TEST(lab99_hint_scaled, 1, "feedback: an answer off by a factor") { matrix_check(1); }
+GRADED_TEST(lab99_hint_zeros, 1, "feedback: an answer of zeros") { matrix_check(2); }
+GRADED_TEST(lab99_hint_none, 1, "feedback: a wrong answer with no pattern") { matrix_check(3); }
+
 GRADED_TEST(lab99_slow, 1, "slow but within its own time limit") {
   EXPECT_NEAR(fake_slow(3), 9, 0, "fake_slow(3)");
 }

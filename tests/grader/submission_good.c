@@ -26,6 +26,16 @@ double fake_slow(double x) {
   return x * x;
 }
 
+Tensor *fake_matrix(int pattern) {
+  (void)pattern;
+  Tensor *y = tensor_new(SHAPE(2, 3, 3)); /* (b, i, j) */
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++)
+        y->data[(b * 3 + i) * 3 + j] = (float)(1 + b + 0.5 * i - 0.3 * j * j + 0.1 * i * j);
+  return y;
+}
+
 Tensor *fake_row_sums(Tensor *x) {
   int rows = x->shape[0], cols = x->shape[1];
   Tensor *y = tensor_new(SHAPE(rows)); /* (rows) */

@@ -169,6 +169,21 @@ double fake_slow(double x) {
   return x * x;
 }
 
+/* wrong answers with a pattern the grader can name (and one without) */
+Tensor *fake_matrix(int pattern) {
+  Tensor *y = tensor_zeros(SHAPE(2, 3, 3)); /* (b, i, j) */
+  if (pattern == 2) return y;
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        int r = pattern == 0 ? j : i, c = pattern == 0 ? i : j;
+        double v = 1 + b + 0.5 * r - 0.3 * c * c + 0.1 * r * c;
+        y->data[(b * 3 + i) * 3 + j] = (float)(pattern == 1 ? 0.5 * v : v);
+      }
+  if (pattern == 3) y->data[(1 * 3 + 2) * 3 + 1] += 0.25f;
+  return y;
+}
+
 Tensor *fake_row_sums(Tensor *x) {
   int rows = x->shape[0], cols = x->shape[1];
   Tensor *y = tensor_zeros(SHAPE(1, rows)); /* (1, rows): the wrong shape */

@@ -67,4 +67,42 @@ if [ $have_mnist = yes ]; then
 else
   skip "lab07: Fashion-MNIST not installed (make deps: dataset-fashion-mnist)"
 fi
+
+# The kernel track: with VARIANT=labs the student's kernels are what --device cuda runs
+# (cuda/exercises.cu). A copy of the kit whose labs/ hold the solutions (student_kit; the
+# emulated kernels' objects come along, times kept): lab05 on the emulated device matches the
+# CPU run; the student's kernel planted wrong changes that run (it stops: the device's table
+# disagrees with exercise 5.1's host table, t_positional_encoding); the kernel's stub put back,
+# the run uses the kit's kernel, says so once, and matches again.
+k=$tmp/kit
+student_kit "$k"
+cp -a build/emu build/emu-flags-*.stamp "$k/build/" 2>/dev/null
+kit_lab05() { # NAME: build the kit's lab05 and its emulated twin, run both; 0 when both ran
+  kit_make "$k" lab05 build/emu-bin/lab05 >"$tmp/$1.build.log" 2>&1 || {
+    bad "$1: the student kit does not build:"; tail -n 10 "$tmp/$1.build.log"; return 2; }
+  (cd "$k" && ./lab05 --out "$tmp/$1.cpu" >"$tmp/$1.cpu.log" 2>&1) || {
+    bad "$1: the CPU run failed:"; tail -n 5 "$tmp/$1.cpu.log"; return 2; }
+  (cd "$k" && build/emu-bin/lab05 --device cuda --out "$tmp/$1.cuda" >"$tmp/$1.cuda.log" 2>&1)
+}
+same_as_cpu() { python3 tests/tools/summary_diff.py "$tmp/$1.cpu/summary.json" "$tmp/$1.cuda/summary.json" 1e-4; }
+kit_lab05 student; rc=$?
+if [ $rc -ne 2 ]; then
+  check "student's kernel (VARIANT=labs, 5.2 done): lab05 --device cuda runs and matches the CPU run" \
+    eval '[ $rc -eq 0 ] && same_as_cpu student'
+  check "student's kernel: no fallback note" eval '! grep -q "kit.s own kernel" "$tmp/student.cuda.log"'
+  # PLANT: sine and cosine swapped in the student's kernel
+  sed -i 's/P\[e\] = (c & 1) ? cosf(x) : sinf(x);/P[e] = (c \& 1) ? sinf(x) : cosf(x);/' \
+    "$k/labs/lab05/posenc_kernel.cu"
+  if ! grep -q '? sinf(x) : cosf(x)' "$k/labs/lab05/posenc_kernel.cu"; then
+    bad "the plant in the student's kernel did not apply"
+  else
+    kit_lab05 planted; rc=$?
+    [ $rc -eq 2 ] || check "student's kernel planted wrong: the --device cuda run stops, naming exercise 5.2" \
+      eval '[ $rc -ne 0 ] && grep -q "positional-encoding kernel (exercise 5.2" "$tmp/planted.cuda.log"'
+  fi
+  cp labs/lab05/posenc_kernel.cu "$k/labs/lab05/" # the stub
+  kit_lab05 stub; rc=$?
+  [ $rc -eq 2 ] || check "kernel 5.2 a stub: --device cuda uses the kit's kernel, says so once, matches the CPU run" \
+    eval '[ $rc -eq 0 ] && [ "$(grep -c "until exercise 5.2 is done" "$tmp/stub.cuda.log")" = 1 ] && same_as_cpu stub'
+fi
 suite_end

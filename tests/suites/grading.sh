@@ -90,6 +90,10 @@ lab99_interpose wrong_answer 0
 lab99_stub not_implemented 0
 lab99_wrong wrong_answer 0
 lab99_row_sums wrong_answer 0
+lab99_hint_transposed wrong_answer 0
+lab99_hint_scaled wrong_answer 0
+lab99_hint_zeros wrong_answer 0
+lab99_hint_none wrong_answer 0
 lab99_slow passed 1
 lab99_square_last passed 2
 lab99_hidden_square passed 1
@@ -151,6 +155,20 @@ else
     grep -q 'fake_wrong(4): expected 16, got 17' "$d/term.log"
   check "hostile: a wrong shape shows both shapes" \
     grep -q 'row sums: expected shape (2), got (1, 2)' "$d/term.log"
+  # feedback: the first wrong entry as (b, i, j) with its row; a hint only for a pattern
+  hint_of() { grep -o 'hint: [^\\]*' <<<"$(test_line "$d/results.json" "$1")"; }
+  check "hostile: a wrong tensor names (b, i, j) of its shape and shows the row" \
+    eval 'grep -qF "fake_matrix at (0, 0, 1) of shape (2, 3, 3): expected 0.7, got 1.5" "$d/term.log" &&
+      grep -qE "^ +\(0, 0, 0:3\)  expected +1 +0\.7 +-0\.2$" "$d/term.log"'
+  check "hostile: a transposed answer is told so" \
+    grep -q "^hint: these are the expected values transposed" <<<"$(hint_of lab99_hint_transposed)"
+  check "hostile: an answer off by a factor is told the factor" \
+    grep -q "^hint: every value is 0.5 times the expected one" <<<"$(hint_of lab99_hint_scaled)"
+  check "hostile: an answer of zeros is told so" \
+    grep -q "^hint: every value is 0:" <<<"$(hint_of lab99_hint_zeros)"
+  check "hostile: a wrong answer with no pattern gets no hint, but its (b, i, j)" \
+    eval '[ -z "$(hint_of lab99_hint_none)" ] &&
+      grep -qF "fake_matrix at (1, 2, 1) of shape (2, 3, 3)" <<<"$(test_line "$d/results.json" lab99_hint_none)"'
   check "hostile: flood output is cut in results.json" \
     grep -q 'bytes not shown' <<<"$(test_line "$d/results.json" lab99_flood)"
   check "hostile: hidden tests are shown only after the due date" \
@@ -405,16 +423,17 @@ expected_kernels='
 03_race_blocks lab05_pe_kernel_large sanitizer with no barrier between them
 04_no_grid_stride lab05_pe_kernel_large wrong_answer got nan
 05_uninit_read lab05_pe_kernel sanitizer initcheck: kernel posenc_kernel
-06_softmax_mask_zero lab02_softmax_kernel_lab_shapes wrong_answer masked_softmax_cuda(x (2, 2, 4)
-06_softmax_mask_zero lab02_softmax_kernel_zero_and_large wrong_answer expected 0, got 0.02777778
-07_softmax_no_bound lab02_softmax_kernel_lab_shapes sanitizer memcheck: kernel masked_softmax_warp_kernel
-07_softmax_no_bound lab02_softmax_kernel_uneven sanitizer past the end of its allocation
-08_softmax_shfl_mask lab02_softmax_kernel_lab_shapes sanitizer synccheck: kernel masked_softmax_warp_kernel
-08_softmax_shfl_mask lab02_softmax_kernel_uneven sanitizer which leaves the lane itself out
-09_softmax_partial_warp lab02_softmax_kernel_lab_shapes sanitizer names lanes 16-31 of a warp that has 16
-09_softmax_partial_warp lab02_softmax_kernel_backward sanitizer synccheck: kernel masked_softmax_warp_backward_kernel
-10_softmax_race lab02_softmax_kernel_lab_shapes sanitizer racecheck: kernel masked_softmax_warp_kernel
-10_softmax_race lab02_softmax_kernel_many_rows sanitizer with no barrier between them
+06_uncoalesced lab05_pe_kernel_coalesced wrong_answer global store sectors: your kernel
+07_softmax_mask_zero lab02_softmax_kernel_lab_shapes wrong_answer masked_softmax_cuda(x (2, 2, 4)
+07_softmax_mask_zero lab02_softmax_kernel_zero_and_large wrong_answer expected 0, got 0.02777778
+08_softmax_no_bound lab02_softmax_kernel_lab_shapes sanitizer memcheck: kernel masked_softmax_warp_kernel
+08_softmax_no_bound lab02_softmax_kernel_uneven sanitizer past the end of its allocation
+09_softmax_shfl_mask lab02_softmax_kernel_lab_shapes sanitizer synccheck: kernel masked_softmax_warp_kernel
+09_softmax_shfl_mask lab02_softmax_kernel_uneven sanitizer which leaves the lane itself out
+10_softmax_partial_warp lab02_softmax_kernel_lab_shapes sanitizer names lanes 16-31 of a warp that has 16
+10_softmax_partial_warp lab02_softmax_kernel_backward sanitizer synccheck: kernel masked_softmax_warp_backward_kernel
+11_softmax_race lab02_softmax_kernel_lab_shapes sanitizer racecheck: kernel masked_softmax_warp_kernel
+11_softmax_race lab02_softmax_kernel_many_rows sanitizer with no barrier between them
 '
 if [[ $sections == *6* ]]; then
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
@@ -428,8 +447,8 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] 
     mkdir -p "$w/out"
     cp -a solutions "$w/sub"
     cp -r "$a"/. "$w/sub/"
-    # a plant kept as a sed script (labNN/FILE.sed: the solution's FILE with its PLANT lines),
-    # so the handout carries the mistake, not a copy of the solution
+    # a plant kept as a sed script (labNN/FILE.sed: the solution's FILE with its PLANT lines):
+    # the mistake alone, applied to the solution as it is now
     for p in "$w"/sub/lab[0-9][0-9]/*.sed; do
       [ -f "$p" ] || continue
       f=${p%.sed}
@@ -492,8 +511,8 @@ if ! HANDOUT_DOCS=no mk handout >"$tmp/handout.log" 2>&1; then
 else
   tarball=build/attention-lab-handout.tar.gz
   tar -tzf "$tarball" >"$tmp/handout.list"
-  check "handout: no solutions/, tests/hidden/, build/, .git, out/, data/ inside" \
-    no_line_matches '^attention-lab/(solutions|tests/hidden|build|\.git|out|data)(/|$)' "$tmp/handout.list"
+  check "handout: no solutions/, tests/hidden/, tests/grader/kernels/, build/, .git, out/, data/ inside" \
+    no_line_matches '^attention-lab/(solutions|tests/hidden|tests/grader/kernels|build|\.git|out|data)(/|$)' "$tmp/handout.list"
   check "handout: has the grader" grep -qx 'attention-lab/tests/grade/grader.c' "$tmp/handout.list"
   check "handout: has every file of labs/" lists_all_stubs "$tmp/handout.list"
   # the student's README stands in for the repository's (which is about developing the kit)

@@ -1,7 +1,8 @@
 /* Graded tests of exercise 5.2 (positional_encoding_cuda), labs/lab05/posenc_kernel.cu: the
  * student's launcher, called directly on the emulated device with its sanitizers on and grids
  * capped at 2 blocks (the grid-stride loop must loop). Expected values: exercise 5.1's formula
- * in double (the reference run only). 3 points. */
+ * in double (the reference run only); the memory counters of the student's kernel are shown
+ * beside the reference kernel's, and one test needs its stores coalesced. 4 points. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -11,7 +12,7 @@
 
 /* Rows [first, first + rows) of the (., d) table, from the student's kernel, against the formula.
  * Angles stay below first + rows: a float32 angle is within a few ulps of that (tol). */
-static void check_rows(int first, int rows, int d, double tol) {
+static void check_rows_(int first, int rows, int d, double tol, double store_factor) {
   const long n = (long)rows * d;
   kt_grid_cap(2);
   float *P = kt_alloc(n); /* (rows, d), NaN and unwritten: every element must be written */
@@ -42,11 +43,18 @@ static void check_rows(int first, int rows, int d, double tol) {
             first + rows - 1, d);
   EXPECT_CLOSE(got, want, n, tol, 0, what);
   GRADE_MSG(what, "P (%d x %d)", rows, d);
-  EXPECT_COUNTERS(counters, what); /* one store request per warp, 4 sectors: information */
+  if (store_factor > 0) /* coalesced stores: one 128-byte request (4 sectors) per warp */
+    EXPECT_COUNTERS_WITHIN(counters, CNT_ST_SECTORS, store_factor, what);
+  else
+    EXPECT_COUNTERS(counters, what); /* information */
 #if GRADE_REF
   free(want);
 #endif
   free(got);
+}
+
+static void check_rows(int first, int rows, int d, double tol) {
+  check_rows_(first, rows, d, tol, 0);
 }
 
 GRADED_TEST(lab05_pe_kernel, 1,
@@ -68,4 +76,13 @@ GRADED_TEST(lab05_pe_kernel_large, 1,
             "5.2 positional_encoding_cuda past one block's reach: 1000 rows of d = 33 with the "
             "grid capped at 2 blocks (the grid-stride loop loops)") {
   check_rows(0, 1000, 33, 3e-4); /* float32 angles below 1000: ulp 6e-5, a few of them */
+}
+
+GRADED_TEST(lab05_pe_kernel_coalesced, 1,
+            "5.2 positional_encoding_cuda writes coalesced: the right table, with at most 1.5 "
+            "times the reference kernel's store sectors (consecutive threads, consecutive "
+            "floats)") {
+  /* a thread per element in row-major order stores 4 sectors a warp; a column-major walk
+   * (stride d floats) stores up to 32: 1.5 leaves room for other grids, not for that */
+  check_rows_(0, 1000, 33, 3e-4, 1.5);
 }

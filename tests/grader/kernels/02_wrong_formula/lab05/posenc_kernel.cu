@@ -15,7 +15,8 @@ static __global__ void posenc_kernel(float *P, int first_row, int rows, int d) {
   for (long e = (long)blockIdx.x * blockDim.x + threadIdx.x; e < n;
        e += (long)gridDim.x * blockDim.x) {
     const int r = (int)(e / d), c = (int)(e % d);
-    const float x = (float)(first_row + r) / powf(10000.0f, (float)c / (float)d /* PLANT: wrong formula */);
+    /* PLANT: wrong formula (10000^(c/d), not 10000^(2j/d)) */
+    const float x = (float)(first_row + r) / powf(10000.0f, (float)c / (float)d);
     P[e] = (c & 1) ? cosf(x) : sinf(x);
   }
 }

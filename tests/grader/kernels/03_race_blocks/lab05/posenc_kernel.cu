@@ -1,5 +1,6 @@
 /* A wrong exercise 5.2 (tests/suites/grading.sh, "wrong kernels"): the reference solution with
- * one classic mistake: every block covers the whole table (blockIdx forgotten): the right numbers, written by every block.
+ * one classic mistake: every block covers the whole table (blockIdx forgotten): the right
+ * numbers, written by every block.
  * The reference's own comment follows. One thread per element of P, a grid-stride loop,
  * the angle computed in float32 as exercise 5.1's solution does (powf, then i / divisor). */
 #include "lab05/lab05_kernels.h"

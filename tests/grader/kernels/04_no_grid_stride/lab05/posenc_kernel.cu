@@ -1,5 +1,6 @@
 /* A wrong exercise 5.2 (tests/suites/grading.sh, "wrong kernels"): the reference solution with
- * one classic mistake: one element per thread, no loop: a grid capped at 2 blocks leaves the rest unwritten.
+ * one classic mistake: one element per thread, no loop: a grid capped at 2 blocks leaves
+ * the rest unwritten.
  * The reference's own comment follows. One thread per element of P, a grid-stride loop,
  * the angle computed in float32 as exercise 5.1's solution does (powf, then i / divisor). */
 #include "lab05/lab05_kernels.h"

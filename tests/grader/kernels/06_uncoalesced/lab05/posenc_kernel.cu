@@ -1,0 +1,30 @@
+/* A wrong exercise 5.2 (tests/suites/grading.sh, "wrong kernels"): the reference solution with
+ * one classic mistake: threads walk P column by column, so the lanes of a warp store d floats
+ * apart (uncoalesced: the right numbers, up to 8 times the store sectors).
+ * The reference's own comment follows. One thread per element of P, a grid-stride loop,
+ * the angle computed in float32 as exercise 5.1's solution does (powf, then i / divisor). */
+#include "lab05/lab05_kernels.h"
+
+#include "../../cuda/al_cuda.h"
+
+/* P (rows, d), row-major: element e is row e / d, column e % d */
+/* local memory accepted (posenc_kernel): sinf and cosf keep a small array in local memory
+ * for their slow path, the reduction of huge angles (Payne-Hanek); the angles here are below
+ * the table's length, which never takes it */
+static __global__ void posenc_kernel(float *P, int first_row, int rows, int d) {
+  const long n = (long)rows * d;
+  for (long e = (long)blockIdx.x * blockDim.x + threadIdx.x; e < n;
+       e += (long)gridDim.x * blockDim.x) {
+    const int r = (int)(e % rows), c = (int)(e / rows); /* PLANT: column-major walk */
+    const float x = (float)(first_row + r) / powf(10000.0f, (float)(c & ~1) / (float)d);
+    P[(long)r * d + c] = (c & 1) ? cosf(x) : sinf(x);
+  }
+}
+
+int positional_encoding_cuda(float *P, int first_row, int rows, int num_hiddens) {
+  enum { THREADS = 256 }; /* 8 warps a block; consecutive threads write consecutive floats */
+  const long n = (long)rows * num_hiddens;
+  LAUNCH(posenc_kernel, cap_grid((n + THREADS - 1) / THREADS, 1024), THREADS, 0, P, first_row,
+         rows, num_hiddens);
+  return 0;
+}
