@@ -320,6 +320,57 @@ additive ones exactly:
   /* @program end */
 
   /***
+### Why $\sqrt{d}$: the experiment
+
+The variance argument above, measured. Exercise 2.4 (`labs/lab02/score_variance.c`) draws $n$
+pairs of vectors $\mathbf{q}, \mathbf{k} \in \mathbb{R}^d$ with independent
+$\mathcal{N}(0, 1)$ entries and returns the sample variance of their scores
+$\mathbf{q}^\top \mathbf{k}$, or of $\mathbf{q}^\top \mathbf{k} / \sqrt{d}$:
+
+@code labs/lab02/score_variance.c dot_product_score_variance
+
+Unscaled, the variance grows with $d$ as the argument says; scaled, it stays at $1$. A sample
+variance is itself random: for $s = \mathbf{q}^\top \mathbf{k}$, $\mathbb{E}[s^4] = 3d^2 + 6d$,
+so the variance of $n$ scores has a standard error of $\sqrt{(2d^2 + 6d)/n}$, about $2\%$ of $d$
+here for large $d$ and $4\%$ for $d = 1$. Why it matters: a softmax over scores whose spread
+grows like $\sqrt{d}$ puts nearly all the weight on one key, where its gradient vanishes.
+  */
+  {
+    enum { NDIMS = 9, PAIRS = 5000 };
+    Rng rng; /* a generator of the experiment's own: the demos above and below draw as before */
+    rng_init(&rng, args.seed);
+    float dims[NDIMS], var[NDIMS], var_scaled[NDIMS], one[NDIMS];
+    printf("the 1/sqrt(d) experiment: variance of the scores of %d pairs of N(0, 1) vectors\n",
+           PAIRS);
+    printf("%6s %12s %18s\n", "d", "var(q.k)", "var(q.k/sqrt(d))");
+    for (int i = 0; i < NDIMS; i++) {
+      const int d = 1 << i;
+      const double v = dot_product_score_variance(d, PAIRS, false, &rng);
+      const double vs = dot_product_score_variance(d, PAIRS, true, &rng);
+      if (isnan(v) || isnan(vs)) exercise_missing("the 1/sqrt(d) experiment");
+      printf("%6d %12.3f %18.3f\n", d, v, vs);
+      dims[i] = (float)d, var[i] = (float)v, var_scaled[i] = (float)vs, one[i] = 1.0f;
+      /* @program begin */
+      summary_int(S, summary_path("score_variance/%d/d", i), d);
+      summary_num(S, summary_path("score_variance/%d/unscaled", i), v);
+      summary_num(S, summary_path("score_variance/%d/scaled", i), vs);
+      /* @program end */
+    }
+    const Series unscaled[2] = {{"measured", dims, var, NDIMS, "o"},
+                                {"d (theory)", dims, dims, NDIMS, "--"}};
+    const Series scaled[2] = {{"measured", dims, var_scaled, NDIMS, "o"},
+                              {"1 (theory)", dims, one, NDIMS, "--"}};
+    const Axes ax[2] = {{.title = "q . k", .xlabel = "d", .ylabel = "variance", .xmin = NAN,
+                         .xmax = NAN, .ymin = NAN, .ymax = NAN, .series = unscaled, .nseries = 2},
+                        {.title = "q . k / sqrt(d)", .xlabel = "d", .ylabel = "variance",
+                         .xmin = NAN, .xmax = NAN, .ymin = 0, .ymax = 1.5, .series = scaled,
+                         .nseries = 2}};
+    char *base = path_join(args.out, "score_variance");
+    figure_saved(base, plot_axes_row(base, ax, 2, 1400, 500));
+    free(base); /* @program */
+  }
+
+  /***
 ## Challenges
 
 The flags below answer the exercises at the end by running them.

@@ -40,6 +40,11 @@ void DotProductAttention_init(DotProductAttention *a, float dropout);
 Tensor *DotProductAttention_forward(DotProductAttention *a, Tensor *queries, Tensor *keys,
                                     Tensor *values, Tensor *valid_lens, bool training);
 
+/* Exercise 2.4 — the 1/sqrt(d) experiment: the sample variance of q . k (of q . k / sqrt(d)
+ * when scaled) over n pairs of vectors of dimension d with independent N(0, 1) entries drawn
+ * from rng. NAN for d < 1 or n < 2. See labs/lab02/score_variance.c. */
+double dot_product_score_variance(int d, int n, bool scaled, Rng *rng);
+
 /* The kernel track: masked softmax written out as the loops and kernels the ops are made of.
  * Exercise 2.5 — masked softmax as a plain C loop, row by row (labs/lab02/masked_softmax_rows.c).
  * X, Y: (batch, queries, keys) floats, contiguous; valid_lens: NULL (no mask), (batch) ints

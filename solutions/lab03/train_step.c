@@ -7,8 +7,9 @@
 double seq2seq_train_step(Seq2SeqModel *m, const NmtBatch *b, const Seq2SeqStep *s) {
   paramset_zero_grad(m->ps);
   Tensor *dec_X = seq2seq_dec_input(b->Y, s->bos); /* (batch, num_steps) */
-  Tensor *Y_hat = m->forward(m->net, b->X, b->X_valid_len, dec_X, s->training);
-  if (!Y_hat) return NAN;                          /* (batch, num_steps, vocab) */
+  Tensor *Y_hat = m->forward(m->net, b->X, b->X_valid_len, dec_X,
+                             s->training);         /* (batch, num_steps, vocab) */
+  if (!Y_hat) return NAN;                          /* a stub in the model */
   Tensor *l = MaskedSoftmaxCELoss(Y_hat, b->Y, b->Y_valid_len); /* (batch) */
   Tensor *l_sum = t_sum_all(l);                                 /* (1) */
   float loss;

@@ -2,7 +2,7 @@
 # lab02 smoke run: builds ./lab02, runs the chapter, checks what it prints (the three masked
 # softmax demos: zeros past each valid length, rows summing to 1, an all-zero row for length 0;
 # the bmm shape; the toy example's outputs, known by hand: means of the valid value rows),
-# summary.json, the two heatmaps; the exercise flags and flag errors.
+# summary.json, the two heatmaps, the 1/sqrt(d) experiment; the exercise flags and flag errors.
 # Run from the repository root: bash tests/suites/lab02.sh. Ends with "N passed, N failed, N skipped".
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin lab02
@@ -97,6 +97,20 @@ for f in attention_additive attention_dot_product; do
   # the heatmap data: 2 query rows x 10 key columns
   check "$f.dat exists" test -s "$tmp/run/$f.dat"
 done
+
+# the 1/sqrt(d) experiment (exercise 2.4): 9 rows d = 1..256, each variance within 5 standard
+# errors of the theory's (d unscaled, 1 scaled; the sample variance of 5000 scores has a
+# standard error of sqrt((2 + 6/d) / 5000) of it: tests/grade/lab02/test_score_variance.c)
+awk '/^the 1\/sqrt\(d\) experiment/ { on = 1; next } on && NF == 3 && $1 ~ /^[0-9]+$/ { print }
+  on && /^\[figure|^figure/ { exit }' "$tmp/run.log" >"$tmp/var_rows"
+if [ "$(wc -l <"$tmp/var_rows")" = 9 ] && awk '{ d = $1; t = 5 * sqrt((2 + 6 / d) / 5000)
+    if (d != 2 ^ (NR - 1)) exit 1
+    if ($2 < d * (1 - t) || $2 > d * (1 + t) || $3 < 1 - t || $3 > 1 + t) exit 1 }' "$tmp/var_rows"; then
+  ok "1/sqrt(d) experiment: var(q.k) near d and var(q.k/sqrt(d)) near 1 for d = 1..256"
+else
+  bad "1/sqrt(d) experiment rows:"; cat "$tmp/var_rows"
+fi
+check "score_variance.dat (the experiment's figure data)" test -s "$tmp/run/score_variance.dat"
 
 # the exercise flags
 AL_NO_GNUPLOT=1 ./lab02 --random-keys --distance --bilinear --out "$tmp/ex" >"$tmp/ex.log" 2>&1

@@ -1,0 +1,62 @@
+/* Graded tests of exercise 2.4 (dot_product_score_variance), labs/lab02/score_variance.c.
+ * 4 points. The expected values are the theory's, d unscaled and 1 scaled; the tolerance is
+ * statistical. For s = q . k with d independent N(0, 1) products, E[s^2] = d and
+ * E[s^4] = 3d^2 + 6d (d fourth moments of 9, 3d(d - 1) cross terms), so Var(s^2) = 2d^2 + 6d and
+ * the sample variance of n scores has a standard error of sqrt((2d^2 + 6d) / n), that is
+ * sqrt((2 + 6/d) / n) of d. Five standard errors: a right answer fails a check with probability
+ * below 1e-6 (normal tail; n = 20000 makes the sample variance near normal even at d = 1), and
+ * a wrong one (unscaled, 1/d, q . q, uniform draws) is off by far more (at d >= 4). */
+#include <math.h>
+
+#include "../grade.h"
+#include "lab02/lab02.h"
+
+enum { N = 20000, NDIMS = 5 };
+static const int k_dims[NDIMS] = {1, 4, 16, 64, 256};
+
+/* the check's relative tolerance at dimension d (see above) */
+static double tol(int d) { return 5 * sqrt((2.0 + 6.0 / d) / N); }
+
+static void check_variances(bool scaled) {
+  Rng rng, other;
+  rng_init(&rng, 2024);
+  rng_init(&other, 2025);
+  double first = 0;
+  for (int i = 0; i < NDIMS; i++) {
+    const int d = k_dims[i];
+    const double v = dot_product_score_variance(d, N, scaled, &rng);
+    const double want = scaled ? 1.0 : (double)d;
+    char msg[200];
+    GRADE_MSG(msg, "the variance of %s over %d pairs at d = %d: the theory's %g, within 5 "
+              "standard errors of a sample variance (%.3g of it)",
+              scaled ? "q . k / sqrt(d)" : "q . k", N, d, want, tol(d));
+    EXPECT_NEAR(v, want, tol(d) * want, msg);
+    if (i == 0) first = v;
+  }
+  /* a measurement, not the theory's number: another generator state, another sample */
+  EXPECT(dot_product_score_variance(k_dims[0], N, scaled, &other) != first,
+         "another generator state must give another sample (draw from rng)");
+}
+
+GRADED_TEST(lab02_score_variance_unscaled, 2,
+            "2.4 dot_product_score_variance: var(q . k) grows like d") {
+  check_variances(false);
+}
+GRADED_TEST(lab02_score_variance_scaled, 1,
+            "2.4 dot_product_score_variance: var(q . k / sqrt(d)) stays at 1") {
+  check_variances(true);
+}
+GRADED_TEST(lab02_score_variance_measured, 1,
+            "2.4 dot_product_score_variance: measured with the generator given") {
+  Rng a, b, c;
+  rng_init(&a, 7);
+  rng_init(&b, 7);
+  rng_init(&c, 8);
+  const double va = dot_product_score_variance(16, N, false, &a);
+  const double vb = dot_product_score_variance(16, N, false, &b);
+  const double vc = dot_product_score_variance(16, N, false, &c);
+  EXPECT(va == vb, "the same generator state must give the same variance (draw from rng only)");
+  EXPECT(va != vc, "another generator state must give another sample (draw from rng, do not "
+         "return the theory's value)");
+  EXPECT_NEAR(vc, 16.0, tol(16) * 16, "the variance at d = 16 (seed 8)");
+}
