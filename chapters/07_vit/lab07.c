@@ -184,9 +184,8 @@ its nonlinearity is the Gaussian error linear unit (GELU), a smoother ReLU,
 $\mathrm{GELU}(x) = x\,\Phi(x)$ with $\Phi$ the standard normal CDF, and dropout follows each
 of its two dense layers. `ViTMLP_forward` is exercise 7.4 (`labs/lab07/vit_mlp.c`):
 
+@code labs/lab07/lab07.h ViTMLP
 @code labs/lab07/vit_mlp.c ViTMLP_forward
-
-@code labs/lab07/lab07.h ViTMLP ViTMLP_forward
 
 The encoder block puts the normalization *before* each sublayer, not after the residual
 addition as in lab06 ("pre-normalization"):
@@ -230,7 +229,7 @@ $\mathcal N(0, 0.02^2)$; every linear layer starts at PyTorch's default
 $\mathcal U(\pm 1/\sqrt{\text{fan-in}})$.
 
 @code labs/lab07/lab07.h ViT
-@code chapters/07_vit/vit.c ViT_forward ViT_tokens ViT_head
+@code chapters/07_vit/vit.c ViT_forward ViT_tokens
 @code labs/lab07/vit_embed.c vit_add_cls_and_positions
 
 Since only the `<cls>` output is classified, the last block's other outputs are never read: the
