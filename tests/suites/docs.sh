@@ -167,6 +167,21 @@ $weave doc $fx/splice.c --md-dir "$tmp/stop" --exercises $fx/ex_labs --log "$tmp
 check "stopped run without a reference: marked, no output after" bash -c \
   "grep -qF 'without output' '$tmp/stop2.md' && ! grep -q reference '$tmp/stop2.md' && ! grep -qx second '$tmp/stop2.md'"
 
+# ---------------------------------------------------------------- every chapter's @code splices
+# Woven without a run (fast), with the solutions and with the stubs (a handout's pages): every
+# @code names a file and function that exist (a moved function shows here first).
+for src in chapters/*/lab[0-9][0-9].c; do
+  for ex in solutions labs; do
+    [ -d "$ex" ] || continue
+    if $weave doc "$src" --exercises "$ex" --md-dir "$tmp" >"$tmp/all.md" 2>"$tmp/all.err" &&
+      ! grep -q '@code' "$tmp/all.err"; then
+      ok "$(basename "$src" .c) ($ex): every @code splice found"
+    else
+      bad "$(basename "$src" .c) ($ex): $(head -3 "$tmp/all.err")"
+    fi
+  done
+done
+
 # ---------------------------------------------------------------- a real chapter: make docs lab02
 # With the solutions (this repository) lab02 runs to the end; in a handout (stubs only) it would
 # stop at exercise 2.1, so there only prose and code are woven and checked.
