@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "../common/backend.h"
+#include "profile.h"
 
 bool cuda_open(char *err, size_t errlen) {
   snprintf(err, errlen,
@@ -12,3 +13,5 @@ bool cuda_open(char *err, size_t errlen) {
 bool cuda_blas_load(char *err, size_t errlen) { return cuda_open(err, errlen); }
 CudaCopyCounts cuda_copy_counts(void) { return (CudaCopyCounts){0, 0}; }
 const char *cuda_device_name(void) { return "none"; }
+bool cuda_profile_start(void) { return false; } /* the emulator's counters only */
+int cuda_profile_stop(CudaKernelProfile *out, int max) { return 0; }
