@@ -128,6 +128,10 @@ int expect_shape_(const char *file, int line, const Tensor *t, const char *what,
 /* A check of the test's own setup, made in the reference run only (a reference that fails it
  * makes the test "broken", never the student's fault). */
 #define REF_CHECK(cond, ...) grade_sanity_(__FILE__, __LINE__, (cond) ? 1 : 0, __VA_ARGS__)
+/* The input (n floats, name what) that the next value check's output is computed from, sent by
+ * the reference run only: the grader then tells an output that merely equals it. */
+#define GRADE_INPUT(x, n, what) grade_input_(__FILE__, __LINE__, (x), (n), (what))
+void grade_input_(const char *file, int line, const float *x, long n, const char *what);
 void expect_close_(const char *file, int line, const float *got, const float *want, long n,
                    double atol, double rtol, const char *what);
 void expect_near_(const char *file, int line, double got, double want, double tol,
@@ -150,6 +154,7 @@ void grade_sanity_(const char *file, int line, int ok, const char *fmt, ...)
 #define EXPECT_AGREE(a, b, n, atol, rtol, what)                                    \
   grade_observe_(__FILE__, __LINE__, CHK_AGREE, (a), (b), (n))
 #define REF_CHECK(cond, ...) ((void)0)
+#define GRADE_INPUT(x, n, what) ((void)0)
 #endif
 /* The CUDA emulator's memory counters of a kernel (CHK_COUNTERS, record.h): the reference run
  * sends its own as the expected ones, with factor and metrics; tests/grade/kernel_test.h's

@@ -569,7 +569,7 @@ static void parse_stream(const unsigned char *buf, size_t len, Stream *s) {
       CheckHeader h;
       memcpy(&h, p, sizeof h);
       uint64_t need = (uint64_t)h.file_len + h.msg_len + ((uint64_t)h.n_got + h.n_want) * 8;
-      if (h.kind < CHK_CLOSE || h.kind > CHK_COUNTERS || need != rh.len - sizeof h) goto bad;
+      if (h.kind < CHK_CLOSE || h.kind > CHK_INPUT || need != rh.len - sizeof h) goto bad;
       if (s->n == cap) {
         cap = cap ? 2 * cap : 16;
         s->c = xrealloc(s->c, (size_t)cap * sizeof *s->c);
@@ -622,6 +622,13 @@ typedef struct {
   int ndim; /* 0: not known (flat indices) */
   long dim[MAX_SHAPE_DIMS];
 } Shape;
+
+/* The input a value check's output is computed from (GRADE_INPUT, the reference run's). */
+typedef struct {
+  const double *v;
+  uint32_t n;
+  const char *name;
+} Input;
 
 static long shape_numel(const Shape *s) {
   long n = 1;
@@ -704,8 +711,8 @@ static long valid_length(const double *row, long len, double atol) {
 
 /* One line naming the likely cause, only for a pattern that has one; nothing otherwise.
  * Each pattern is checked on all the values (not just the first difference). */
-static void hint_for(Str *b, const Shape *s, const double *got, const double *want, long n,
-                     long first, double atol, double rtol) {
+static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
+                     const double *want, long n, long first, double atol, double rtol) {
   /* 1. NaN or inf where the expected values are finite: in a row with something to keep, an
    * overflow (or 0/0 after an underflow); in a row expected all 0, a 0/0 of an empty row */
   long start, len, live = 0, empty = 0, live_first = -1, empty_first = -1;
@@ -729,6 +736,16 @@ static void hint_for(Str *b, const Shape *s, const double *got, const double *wa
     str_printf(b, "): a row with no valid entry (valid length 0) gives 0/0; it must give zeros");
   }
   if (live || empty) return;
+  /* 2. the output is the input it was to be computed from */
+  if (in && in->v && in->n == (uint32_t)n) {
+    bool same = true;
+    for (long i = 0; i < n && same; i++) same = close_enough(got[i], in->v[i], atol, rtol);
+    if (same) {
+      str_printf(b, "\n    hint: the output equals the input %s: nothing was computed or added "
+                 "to it (a branch left out, or the input returned as it came)", in->name);
+      return;
+    }
+  }
   /* 2. masked lengths: the expected rows end in zeros (a valid length) and the first wrong
    * row's nonzero entries end elsewhere */
   if (s && s->ndim >= 2) {
@@ -800,7 +817,7 @@ static void hint_for(Str *b, const Shape *s, const double *got, const double *wa
  * the check's text; shape: the checked tensor's (NULL or ndim 0: flat indices). */
 static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const double *want,
                        uint32_t nw, double atol, double rtol, const char *msg,
-                       const Shape *shape, Str *why) {
+                       const Shape *shape, const Input *in, Str *why) {
   switch (kind) {
   case CHK_CLOSE: {
     if (ng != nw) {
@@ -826,7 +843,7 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
     str_printf(why, ": expected %.7g, got %.7g (%ld of %u values off; tolerance %.1g + "
                "%.1g*|expected|)", shown(want[first]), shown(got[first]), bad, ng, atol, rtol);
     if (ng > 1) fmt_slice(why, s, first, ng, want, got, "expected", "got", atol, rtol);
-    hint_for(why, s, got, want, ng, first, atol, rtol);
+    hint_for(why, s, in, got, want, ng, first, atol, rtol);
     return false;
   }
   case CHK_AGREE: { /* got: a then b, nw pairs; both the run's own outputs */
@@ -867,6 +884,8 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
     if (ng == 1 && got[0] == 1) return true;
     str_printf(why, "%s: got NULL (not implemented yet?)", msg);
     return false;
+  case CHK_INPUT: /* not a check: the input of the next one */
+    return true;
   case CHK_BOOL:
   case CHK_SANITY:
     if (ng == 1 && got[0] == 1) return true;
@@ -980,7 +999,7 @@ static bool reference_ok(const Stream *ref, const RunInfo *r, Str *why) {
     const Check *c = &ref->c[i];
     Str tmp = {0};
     if (!eval_check(c->h.kind, c->got, c->h.n_got, c->want, expected_count(c), c->h.atol,
-                    c->h.rtol, c->msg, NULL, &tmp)) {
+                    c->h.rtol, c->msg, NULL, NULL, &tmp)) {
       str_printf(why, "the reference solution fails this test at %s:%u: %s", c->file,
                  c->h.line, tmp.s ? tmp.s : "");
       free(tmp.s);
@@ -1024,10 +1043,19 @@ static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails, Str *
   refs.c = xmalloc(((size_t)ref_all->n + 1) * sizeof *refs.c);
   stus.c = xmalloc(((size_t)stu_all->n + 1) * sizeof *stus.c);
   refs.n = stus.n = 0;
-  for (int i = 0; i < ref_all->n; i++)
-    if (ref_all->c[i].h.kind != CHK_SANITY) refs.c[refs.n++] = ref_all->c[i];
+  /* ... and so are the inputs it names (GRADE_INPUT): each goes with the next value check */
+  Input *inputs = xmalloc(((size_t)ref_all->n + 1) * sizeof *inputs), pending = {0};
+  for (int i = 0; i < ref_all->n; i++) {
+    const Check *c = &ref_all->c[i];
+    if (c->h.kind == CHK_INPUT) pending = (Input){c->got, c->h.n_got, c->msg};
+    if (c->h.kind == CHK_SANITY || c->h.kind == CHK_INPUT) continue;
+    inputs[refs.n] = pending;
+    if (is_value_check(c->h.kind) || c->h.kind == CHK_AGREE) pending = (Input){0};
+    refs.c[refs.n++] = *c;
+  }
   for (int i = 0; i < stu_all->n; i++)
-    if (stu_all->c[i].h.kind != CHK_SANITY) stus.c[stus.n++] = stu_all->c[i];
+    if (stu_all->c[i].h.kind != CHK_SANITY && stu_all->c[i].h.kind != CHK_INPUT)
+      stus.c[stus.n++] = stu_all->c[i];
   const Stream *ref = &refs, *stu = &stus;
   int nf = 0;
   for (int i = 0; i < ref->n || i < stu->n; i++) {
@@ -1057,7 +1085,7 @@ static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails, Str *
         Str m = {0};
         Shape shape = shape_before(ref, i, expected_count(r));
         if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, expected_count(r), r->h.atol,
-                        r->h.rtol, msg, &shape, &m))
+                        r->h.rtol, msg, &shape, &inputs[i], &m))
           str_printf(&why, "%s:%u: %s", r->file, r->h.line, m.s ? m.s : "");
         free(m.s);
       }
@@ -1071,6 +1099,7 @@ static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails, Str *
   if (nf > MAX_FAIL_SHOWN) str_printf(fails, "(%d more failed checks not shown)\n", nf - MAX_FAIL_SHOWN);
   free(refs.c);
   free(stus.c);
+  free(inputs);
   return nf;
 }
 

@@ -45,6 +45,8 @@ enum {
   CHK_COUNTERS = 10, /* got[CNT_N]: the CUDA emulator's memory counters of the student's kernel;
                       * want[CNT_N]: the reference kernel's; atol: a factor (0: information
                       * only), rtol: the CNT_* metrics that must be within factor x want */
+  CHK_INPUT = 11,  /* reference run only: got[n], the input the next value check's output is
+                    * computed from (GRADE_INPUT); never judged, read by the feedback's hints */
 };
 
 /* CHK_COUNTERS: the counters' order (tests/grade/kernel_test.h, KtCounters) ... */

@@ -33,5 +33,7 @@ Tensor *fake_row_sums(Tensor *x);
  * Hostile, by pattern: 0 transposed over (i, j), 1 halved, 2 all zeros, 3 one entry off by
  * 0.25 (a wrong answer with no pattern: no hint). */
 Tensor *fake_matrix(int pattern);
+/* 2 x, a new tensor. Hostile: a copy of x (the output equals the input). */
+Tensor *fake_double(Tensor *x);
 
 #endif

@@ -99,6 +99,19 @@ GRADED_TEST(lab99_hint_scaled, 1, "feedback: an answer off by a factor") { matri
 GRADED_TEST(lab99_hint_zeros, 1, "feedback: an answer of zeros") { matrix_check(2); }
 GRADED_TEST(lab99_hint_none, 1, "feedback: a wrong answer with no pattern") { matrix_check(3); }
 
+GRADED_TEST(lab99_hint_input, 1, "feedback: the output is the input") {
+  Tensor *x = tensor_from(SHAPE(2, 3), (const float[]){1, -2, 3, 0.5f, 5, -6});
+  Tensor *y = fake_double(x);
+  EXPECT_NOT_NULL(y, "fake_double");
+  if (!EXPECT_SHAPE(y, "fake_double(x (2, 3))", 2, 3)) return;
+  GRADE_INPUT(x->data, 6, "x");
+#if GRADE_REF
+  float want[6];
+  for (int i = 0; i < 6; i++) want[i] = 2 * x->data[i];
+#endif
+  EXPECT_CLOSE(y->data, want, 6, 0, 0, "fake_double(x)");
+}
+
 GRADED_TEST(lab99_slow, 1, "slow but within its own time limit") {
   EXPECT_NEAR(fake_slow(3), 9, 0, "fake_slow(3)");
 }

@@ -36,6 +36,12 @@ Tensor *fake_matrix(int pattern) {
   return y;
 }
 
+Tensor *fake_double(Tensor *x) {
+  Tensor *y = tensor_new(x->ndim, x->shape);
+  for (long i = 0; i < x->size; i++) y->data[i] = 2 * x->data[i];
+  return y;
+}
+
 Tensor *fake_row_sums(Tensor *x) {
   int rows = x->shape[0], cols = x->shape[1];
   Tensor *y = tensor_new(SHAPE(rows)); /* (rows) */

@@ -94,6 +94,7 @@ lab99_hint_transposed wrong_answer 0
 lab99_hint_scaled wrong_answer 0
 lab99_hint_zeros wrong_answer 0
 lab99_hint_none wrong_answer 0
+lab99_hint_input wrong_answer 0
 lab99_slow passed 1
 lab99_square_last passed 2
 lab99_hidden_square passed 1
@@ -166,6 +167,8 @@ else
     grep -q "^hint: every value is 0.5 times the expected one" <<<"$(hint_of lab99_hint_scaled)"
   check "hostile: an answer of zeros is told so" \
     grep -q "^hint: every value is 0:" <<<"$(hint_of lab99_hint_zeros)"
+  check "hostile: an output that is its input is told so (GRADE_INPUT)" \
+    grep -q "^hint: the output equals the input x: nothing was computed" <<<"$(hint_of lab99_hint_input)"
   check "hostile: a wrong answer with no pattern gets no hint, but its (b, i, j)" \
     eval '[ -z "$(hint_of lab99_hint_none)" ] &&
       grep -qF "fake_matrix at (1, 2, 1) of shape (2, 3, 3)" <<<"$(test_line "$d/results.json" lab99_hint_none)"'

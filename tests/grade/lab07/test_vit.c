@@ -138,6 +138,7 @@ GRADED_TEST(lab07_vit_block, 4,
   float want[B * N * HID];
   for (int i = 0; i < B * N * HID; i++) want[i] = (float)ref[i];
 #endif
+  GRADE_INPUT(X->data, B * N * HID, "X");
   EXPECT_CLOSE(Y->data, want, B * N * HID, 1e-5, 1e-4,
                "block output (layer norm BEFORE attention and before the MLP; residuals add "
                "the un-normalized X)");
