@@ -180,6 +180,9 @@ fi
 {
   case $reason in
   *:) echo "grade: $rel ${reason%:} (graded as the kit's stub: its exercises score 0):"
+      case $rel in *.cu) grep -q '<<<' "$staged" &&
+        echo "  (a kernel exercise is compiled for the CUDA emulator too: launch with LAUNCH(kernel, grid, block, shared_bytes, args...) from cuda/al_cuda.h; <<<...>>> compiles only for nvcc)" ;;
+      esac
       # the checks' own lines, or the compiler's errors (with their context), or the log's head
       { grep -a '^grade: ' "$t/log" || grep -a -A3 -E 'error|Error' "$t/log" ||
         grep -av '^\[log cut' "$t/log"; } | head -n 15 | sed 's/^/  /' ;;

@@ -82,7 +82,9 @@ kit_lab05() { # NAME: build the kit's lab05 and its emulated twin, run both; 0 w
     bad "$1: the student kit does not build:"; tail -n 10 "$tmp/$1.build.log"; return 2; }
   (cd "$k" && ./lab05 --out "$tmp/$1.cpu" >"$tmp/$1.cpu.log" 2>&1) || {
     bad "$1: the CPU run failed:"; tail -n 5 "$tmp/$1.cpu.log"; return 2; }
-  (cd "$k" && build/emu-bin/lab05 --device cuda --out "$tmp/$1.cuda" >"$tmp/$1.cuda.log" 2>&1)
+  # grids capped at 2 blocks: the student's and the kit's grid-stride loops take many trips
+  (cd "$k" && AL_CUDA_EMU_GRID_CAP=2 build/emu-bin/lab05 --device cuda --out "$tmp/$1.cuda" \
+    >"$tmp/$1.cuda.log" 2>&1)
 }
 same_as_cpu() { python3 tests/tools/summary_diff.py "$tmp/$1.cpu/summary.json" "$tmp/$1.cuda/summary.json" 1e-4; }
 kit_lab05 student; rc=$?
