@@ -133,12 +133,6 @@ example, shared by all its queries, or a matrix with one length per query:
 
 @code labs/lab02/masked_softmax.c masked_softmax
 
-Under `t_softmax` and `t_sequence_mask` run plain loops over rows. The kernel track's exercise
-2.5 (`labs/lab02/masked_softmax_rows.c`) writes them, forward and backward, on raw float arrays
-(graded by `make grade LAB=02`; the chapter runs the ops above):
-
-@code labs/lab02/masked_softmax_rows.c masked_softmax_rows masked_softmax_rows_backward
-
 First, two examples
 of two queries over four keys, with valid lengths $2$ and $3$ — random scores, so the weights
 are uneven but always zero beyond the valid length:
@@ -464,6 +458,8 @@ where it did not, for information: a loop that calls `expf`, for one, does not v
 without `-ffast-math`, which is why the kit's own CPU kernel computes its exponential with a
 polynomial (`common/fastmath.h`).
 
+@code labs/lab02/masked_softmax_rows.c masked_softmax_rows masked_softmax_rows_backward
+
 Here it is on the book's example, with one length per query and a query of length $0$; it
 must agree with exercise 2.1's composition to float rounding:
   */
@@ -525,6 +521,8 @@ warp-per-row kernel makes 1920 loads and 1280 stores of 2 sectors each (a row of
 warp's 32 lanes have a key; on rows of 32 keys or more all of them do. To see the counters of
 your own kernel on a whole run: `make lab06-emu && AL_CUDA_EMU_PROFILE=1 build/emu-bin/lab06
 --device cuda`.
+
+@code labs/lab02/masked_softmax_kernel.cu masked_softmax_warp_kernel? masked_softmax_cuda
   */
 
   /* @program begin */

@@ -182,6 +182,16 @@ for src in chapters/*/lab[0-9][0-9].c; do
   done
 done
 
+# every exercise file of the manifest is on a page: some chapter splices it (@code labs/FILE)
+if [ -f tests/grade/manifest.txt ]; then
+  missing=$(awk '!/^#/ && NF >= 2 { print $1 }' tests/grade/manifest.txt | while read -r f; do
+    grep -q "^@code labs/$f " chapters/*/lab[0-9][0-9].c || echo "$f"
+  done)
+  if [ -z "$missing" ]; then ok "every exercise file of tests/grade/manifest.txt is spliced into a page"; else
+    bad "exercise files no page shows (add @code labs/FILE NAME to its chapter): $(echo $missing)"
+  fi
+fi
+
 # ---------------------------------------------------------------- a real chapter: make docs lab02
 # With the solutions (this repository) lab02 runs to the end; in a handout (stubs only) it would
 # stop at exercise 2.1, so there only prose and code are woven and checked.
