@@ -8,8 +8,9 @@ cd "$(dirname "$0")/../.."
 out=${1:-build/attention-lab-handout.tar.gz}
 top=attention-lab
 # Never in a handout (path prefixes relative to the repository root). tests/grader/kernels/
-# holds the solutions' kernels with one planted bug each (grading.sh, section 6).
-excluded='^(solutions|tests/hidden|tests/grader/kernels|build|out|data|\.git)(/|$)|^results\.json$|^lab[0-9][0-9]$|\.(o|d|tmp)$'
+# holds the solutions' kernels with one planted bug each (grading.sh, section 6), and
+# tests/grader/feedback/ near-solutions of exercise 2.1 with one plausible fault (section 5).
+excluded='^(solutions|tests/hidden|tests/grader/kernels|tests/grader/feedback|build|out|data|\.git)(/|$)|^results\.json$|^lab[0-9][0-9]$|\.(o|d|tmp)$'
 
 list=$(mktemp)
 kit=$(mktemp -d)

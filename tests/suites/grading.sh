@@ -514,8 +514,8 @@ if ! HANDOUT_DOCS=no mk handout >"$tmp/handout.log" 2>&1; then
 else
   tarball=build/attention-lab-handout.tar.gz
   tar -tzf "$tarball" >"$tmp/handout.list"
-  check "handout: no solutions/, tests/hidden/, tests/grader/kernels/, build/, .git, out/, data/ inside" \
-    no_line_matches '^attention-lab/(solutions|tests/hidden|tests/grader/kernels|build|\.git|out|data)(/|$)' "$tmp/handout.list"
+  check "handout: no solutions/, tests/hidden/, tests/grader/kernels/ or feedback/, build/, .git, out/, data/ inside" \
+    no_line_matches '^attention-lab/(solutions|tests/hidden|tests/grader/(kernels|feedback)|build|\.git|out|data)(/|$)' "$tmp/handout.list"
   check "handout: has the grader" grep -qx 'attention-lab/tests/grade/grader.c' "$tmp/handout.list"
   check "handout: has every file of labs/" lists_all_stubs "$tmp/handout.list"
   # the student's README stands in for the repository's (which is about developing the kit)
@@ -600,7 +600,7 @@ fi
 # small repository: nothing is compiled.)
 if [[ $sections == *3* ]] && command -v git >/dev/null; then
   g=$tmp/gitco
-  mkdir -p "$g/tests/grade" && cp -r labs common "$g/" && cp tests/grade/kit_include.sh "$g/tests/grade/"
+  mkdir -p "$g/tests/grade" && cp -r labs common cuda "$g/" && cp tests/grade/kit_include.sh "$g/tests/grade/"
   (cd "$g" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm kit &&
     cp "$root/tests/grader/attacks/20_header_solves/lab02/lab02.h" labs/lab02/lab02.h &&
     bash tests/grade/kit_include.sh build) >"$tmp/gitco.log" 2>&1
