@@ -57,10 +57,11 @@ static double max_abs_diff(const Tensor *a, const Tensor *b) {
 }
 
 static void cost_table(Summary *S);
+static void covariance_check(Summary *S, uint64_t seed);
 
 int main(int argc, char **argv) {
   LabArgs args;
-  bool random_keys = false, distance = false, bilinear = false, cost = false;
+  bool random_keys = false, distance = false, bilinear = false, cost = false, covariance = false;
   const CliOpt extra[] = {
       {"--random-keys", OPT_FLAG, &random_keys,
        "draw the toy keys from N(0, 1) instead of all ones (exercise 1)"},
@@ -70,6 +71,9 @@ int main(int argc, char **argv) {
        "score queries and keys of different lengths with q^T M k (exercise 3)"},
       {"--cost", OPT_FLAG, &cost,
        "time additive vs dot-product attention as the sequences grow (exercise 4)"},
+      {"--covariance", OPT_FLAG, &covariance,
+       "check that the gradient of dot-product attention in q is the keys' covariance "
+       "(d2l 1.0, 11.1 exercise 2)"},
       {NULL, 0, NULL, NULL},
   };
   cli_parse(argc, argv, "lab02", "attention scoring functions: masked softmax, additive and "
@@ -439,6 +443,20 @@ arithmetic.
   if (cost) cost_table(S);
 
   /***
+**`--covariance`** checks a claim of d2l 1.0's first section on attention (its exercise 2): with
+the score $\mathbf{q}^\top \mathbf{k}_i$ and the keys as values ($\mathbf{v}_i = \mathbf{k}_i$),
+the gradient of the output $\sum_i \alpha_i \mathbf{k}_i$ in $\mathbf{q}$ is the covariance of the
+keys under the attention weights, $\sum_i \alpha_i \mathbf{k}_i \mathbf{k}_i^\top -
+\boldsymbol{\mu}\boldsymbol{\mu}^\top$ with $\boldsymbol{\mu} = \sum_i \alpha_i \mathbf{k}_i$
+(differentiate $\alpha_i$: $\partial \alpha_i / \partial \mathbf{q} = \alpha_i(\mathbf{k}_i -
+\boldsymbol{\mu})$). `DotProductAttention_forward` scales the scores by $1/\sqrt{d}$, so its
+gradient is that covariance over $\sqrt{d}$. The flag computes the Jacobian with autograd, one
+backward pass per output coordinate, for $6$ random keys of length $4$, and prints how far
+$\sqrt{d}$ times it is from the covariance.
+  */
+  if (covariance) covariance_check(S, args.seed);
+
+  /***
 ## The kernel track: masked softmax as a loop, and as a warp kernel
 
 Everything above composes the kit's ops, as the book composes PyTorch's. Exercises 2.5 and 2.6
@@ -611,3 +629,50 @@ static void cost_table(Summary *S) {
 5. When queries and keys have the same length, is vector summation a better design than the
    dot product for the scoring function? Why or why not?
 */
+
+/* --covariance: the Jacobian of DotProductAttention_forward(q, K, K) in q, by autograd, against
+ * Cov_alpha[k] / sqrt(d). On the CPU (it reads the gradients), its own generator. */
+static void covariance_check(Summary *S, uint64_t seed) {
+  enum { D = 4, M = 6 };
+  Rng rng;
+  rng_init(&rng, seed + 1);
+  float k[M * D], q0[D]; /* host copies: the arena tensors go at each ag_step_reset */
+  for (int i = 0; i < M * D; i++) k[i] = rng_normal(&rng, 0.0f, 1.0f);
+  for (int c = 0; c < D; c++) q0[c] = rng_normal(&rng, 0.0f, 1.0f);
+  DotProductAttention a;
+  DotProductAttention_init(&a, 0.0f);
+  ag_set_grad_enabled(true);
+  double J[D][D], w[M]; /* J[j][c] = d out_j / d q_c */
+  for (int j = 0; j < D; j++) {
+    Tensor *K = tensor_new_on(DEV_CPU, 3, (const int[]){1, M, D}); /* (1, keys, d): = values */
+    Tensor *q = tensor_new_on(DEV_CPU, 3, (const int[]){1, 1, D}); /* (1, 1, d) */
+    memcpy(K->data, k, sizeof k);
+    memcpy(q->data, q0, sizeof q0);
+    q->requires_grad = true;
+    Tensor *out = NEED(DotProductAttention_forward(&a, q, K, K, NULL, false),
+                       "--covariance"); /* (1, 1, d) */
+    float seed_j[D] = {0};
+    seed_j[j] = 1;
+    ag_backward_with(out, seed_j);
+    const float *g = tensor_grad(q), *wh = host_read(a.attention_weights); /* (1, 1, keys) */
+    for (int c = 0; c < D; c++) J[j][c] = g[c];
+    for (int i = 0; i < M; i++) w[i] = wh[i];
+    ag_step_reset();
+  }
+  ag_set_grad_enabled(false);
+  double mu[D] = {0}, worst = 0, big = 0;
+  for (int i = 0; i < M; i++)
+    for (int c = 0; c < D; c++) mu[c] += w[i] * k[i * D + c];
+  for (int j = 0; j < D; j++)
+    for (int c = 0; c < D; c++) {
+      double cov = -mu[j] * mu[c];
+      for (int i = 0; i < M; i++) cov += w[i] * k[i * D + j] * k[i * D + c];
+      worst = fmax(worst, fabs(sqrt((double)D) * J[j][c] - cov));
+      big = fmax(big, fabs(cov));
+    }
+  /* float32 softmax and products of order-1 numbers: about 1e-7 of the largest entry */
+  const bool same = worst <= 1e-5 * fmax(big, 1);
+  printf("--covariance: max |sqrt(d) * d(attention)/dq - Cov[k]| = %.2g (largest entry %.3f): "
+         "%s\n", worst, big, same ? "the gradient is the covariance" : "they differ");
+  summary_num(S, "challenges/covariance/max_diff", worst); /* @program */
+}

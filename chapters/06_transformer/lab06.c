@@ -134,11 +134,40 @@ static double future_dependence(Transformer *t, const NmtData *d) {
   return m;
 }
 
+/* Parameters of the tensors whose names start with prefix. */
+static long params_named(const ParamSet *ps, const char *prefix) {
+  long n = 0;
+  for (int i = 0; i < ps->n; i++)
+    if (ps->items[i]->name && strncmp(ps->items[i]->name, prefix, strlen(prefix)) == 0)
+      n += ps->items[i]->size;
+  return n;
+}
+
+/* --num-blks: each encoder and each decoder block has the parameters the book's classes give
+ * it (no biases in attention: 4 d^2 per multi-head attention; the FFN d f + f + f d + d; 2 d
+ * per layer norm), and the rest of the model does not depend on the number of blocks. */
+static void blocks_check(const ParamSet *ps, const TransformerConfig *c) {
+  const long d = c->num_hiddens, f = c->ffn_num_hiddens, ffn = 2 * d * f + f + d;
+  const long want_enc = 4 * d * d + ffn + 2 * (2 * d);      /* attention, FFN, 2 AddNorms */
+  const long want_dec = 2 * (4 * d * d) + ffn + 3 * (2 * d); /* 2 attentions, FFN, 3 AddNorms */
+  bool same = true;
+  for (int i = 0; i < c->num_blks; i++) {
+    char e[32], dd[32];
+    snprintf(e, sizeof e, "encoder.blk%d.", i);
+    snprintf(dd, sizeof dd, "decoder.blk%d.", i);
+    same = same && params_named(ps, e) == want_enc && params_named(ps, dd) == want_dec;
+  }
+  const long rest = paramset_count(ps) - c->num_blks * (want_enc + want_dec);
+  printf("--num-blks %d: %ld parameters = %ld outside the blocks + %d x (%ld per encoder block "
+         "+ %ld per decoder block)%s\n", c->num_blks, paramset_count(ps), rest, c->num_blks,
+         want_enc, want_dec, same ? "" : " -- but some block's own tensors differ from that");
+}
+
 int main(int argc, char **argv) {
   LabArgs args;
   bool d2l_compat = false, no_heldout = false;
   const char *save = NULL, *load = NULL, *translate = NULL;
-  int heldout = 200, threads = 0;
+  int heldout = 200, threads = 0, num_blks = 2;
   float lr = 0;
   const CliOpt extra[] = {
       {"--d2l-compat", OPT_FLAG, &d2l_compat,
@@ -149,6 +178,8 @@ int main(int argc, char **argv) {
       {"--heldout", OPT_INT, &heldout, "unseen pairs scored by the held-out BLEU-4"},
       {"--no-heldout", OPT_FLAG, &no_heldout, "skip the held-out BLEU-4"},
       {"--lr", OPT_FLOAT, &lr, "Adam learning rate (0: the preset's, 0.005 or 0.001 for d2l-1.0)"},
+      {"--num-blks", OPT_INT, &num_blks,
+       "encoder and decoder blocks (default 2, both presets; exercise 1: a deeper Transformer)"},
       {"--threads", OPT_INT, &threads,
        "OpenMP threads (default 0: the preset's; where two run, the two halves of each batch "
        "train side by side, one thread each; 1: everything on one thread)"},
@@ -163,6 +194,8 @@ int main(int argc, char **argv) {
   if (heldout < 1) die("lab06: --heldout must be at least 1, got %d", heldout);
   if (lr < 0) die("lab06: --lr must be positive (or 0 for the preset's), got %g", (double)lr);
   if (threads < 0) die("lab06: --threads must be at least 0 (0: the preset's), got %d", threads);
+  if (num_blks < 1 || num_blks > TRANSFORMER_MAX_BLKS)
+    die("lab06: --num-blks must be between 1 and %d, got %d", TRANSFORMER_MAX_BLKS, num_blks);
   NmtConfig ncfg;
   if (nmt_preset(args.preset, &ncfg) != 0)
     die("lab06: unknown --preset '%s'; use d2l-0.17 (the default) or d2l-1.0", args.preset);
@@ -397,7 +430,7 @@ the book's position-wise arithmetic. The model's forward pass, as the training l
       .num_hiddens = d2l10 ? 256 : 32,
       .ffn_num_hiddens = 64,
       .num_heads = 4,
-      .num_blks = 2,
+      .num_blks = num_blks, /* the book's 2 */
       .dropout = d2l10 ? 0.2f : 0.1f,
       .use_bias = false,
       .d2l_compat = d2l_compat,
@@ -413,6 +446,7 @@ the book's position-wise arithmetic. The model's forward pass, as the training l
   printf("preset %s: %d pairs, source vocab %d, target vocab %d, %ld parameters%s\n",
          d2l10 ? "d2l-1.0" : "d2l-0.17", d->n, tcfg.src_vocab, tcfg.tgt_vocab,
          paramset_count(&ps), d2l_compat ? " (--d2l-compat: the book's decoder)" : "");
+  if (num_blks != 2) blocks_check(&ps, &tcfg); /* exercise 1: what the deeper model adds */
 
   Seq2SeqTrainResult res = {0};
   double sec_per_epoch = NAN;
@@ -624,8 +658,10 @@ bench-vs-torch` times PyTorch running the book's code beside it (docs/performanc
 ## Exercises
 
 1. Train a deeper Transformer. How does it affect training speed and translation quality?
-   (Challenge: in `main`, set `.num_blks = 4` (or 6) and compare loss, tokens/s and held-out
-   BLEU-4 for several `--seed`s; the cache and heatmaps follow `num_blks`.)
+   (Challenge: `--num-blks 4` (or 6); compare loss, tokens/s and held-out BLEU-4 with the
+   default 2 for several `--seed`s. The run prints its parameter count and what each extra
+   encoder–decoder block pair adds, checked against the blocks' own sizes; the cache and the
+   heatmaps follow the number of blocks.)
 2. Is it a good idea to replace scaled dot-product attention with additive attention in the
    Transformer? Why? (Challenge: `MultiHeadAttention` calls `DotProductAttention_forward`; swap
    in lab 02's `AdditiveAttention` per head and time an epoch.)

@@ -131,6 +131,15 @@ else
   bad "--distance expansion error '$e'"
 fi
 check "--bilinear prints its output" grep -q '^--bilinear: q^T M k attention output' "$tmp/ex.log"
+# --covariance (d2l 1.0, 11.1 exercise 2): the Jacobian of attention in q against the keys'
+# covariance; < 1e-5: float32 softmax and products of order-1 numbers, entries near 1
+AL_NO_GNUPLOT=1 ./lab02 --covariance --out "$tmp/cov" >"$tmp/cov.log" 2>&1
+c=$(sed -n 's/^--covariance: max |sqrt(d) \* d(attention)\/dq - Cov\[k\]| = \([^ ]*\) .*: the gradient is the covariance$/\1/p' "$tmp/cov.log")
+if [ -n "$c" ] && awk -v c="$c" 'BEGIN { exit !(c + 0 < 1e-5) }'; then
+  ok "--covariance: the gradient of attention in q is the keys' covariance ($c)"
+else
+  bad "--covariance: '$(grep -e '--covariance' "$tmp/cov.log")'"
+fi
 check "--help exits 0" ./lab02 --help
 ./lab02 --frobnicate >"$tmp/bad.log" 2>&1
 rc=$?

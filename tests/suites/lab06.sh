@@ -98,4 +98,22 @@ rc=$?
 if [ $rc -ne 0 ] && grep -q -- '--epochs 0: must be at least 1 (training runs at least one epoch' "$tmp/e0.log"; then
   ok "--epochs 0 rejected with a reason (not silently one epoch)"
 else bad "--epochs 0: exit $rc"; fi
+
+# --num-blks (exercise 1, a deeper Transformer): each block has the book's parameters, and the
+# rest of the model is the default run's parameters less its two blocks of each kind
+p2=$(sed -n 's/^preset d2l-0.17: .*, \([0-9]*\) parameters.*/\1/p' "$log")
+./lab06 --num-blks 3 --epochs 1 --no-heldout --out "$tmp/nb3" >"$tmp/nb3.log" 2>&1
+rc=$?
+line=$(grep -- '^--num-blks 3: ' "$tmp/nb3.log")
+read -r rest enc dec < <(sed -n 's/^--num-blks 3: [0-9]* parameters = \([0-9]*\) outside the blocks + 3 x (\([0-9]*\) per encoder block + \([0-9]*\) per decoder block)$/\1 \2 \3/p' "$tmp/nb3.log")
+if [ $rc -eq 0 ] && [ -n "${rest:-}" ] && [ -n "$p2" ] && [ $((rest + 2 * (enc + dec))) = "$p2" ] &&
+  grep -q '"num_blks": 3' "$tmp/nb3/summary.json"; then
+  ok "--num-blks 3: blocks of the book's size, the rest as in the 2-block model ($p2 = $rest + 2 x ($enc + $dec))"
+else
+  bad "--num-blks 3: exit $rc, '$line', 2-block parameters '$p2'"
+fi
+./lab06 --num-blks 17 --out "$tmp/x" >"$tmp/nb17.log" 2>&1
+if [ $? -ne 0 ] && grep -q -- '--num-blks must be between 1 and 16' "$tmp/nb17.log"; then
+  ok "--num-blks 17 rejected"
+else bad "--num-blks 17 accepted"; fi
 suite_end
