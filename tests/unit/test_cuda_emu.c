@@ -33,11 +33,15 @@
 #define cuda_copy_counts nocuda_copy_counts
 #define cuda_device_name nocuda_device_name
 #define cuda_blas_load nocuda_blas_load
+#define cuda_profile_start nocuda_profile_start
+#define cuda_profile_stop nocuda_profile_stop
 #include "../../cuda/nocuda.c"
 #undef cuda_open
 #undef cuda_copy_counts
 #undef cuda_device_name
 #undef cuda_blas_load
+#undef cuda_profile_start
+#undef cuda_profile_stop
 
 /* Each test that uses the device runs in a child process of its own: a device error (a kernel
  * missing from the table, a CUDA or emulator error) ends the process with exit(1), which then
