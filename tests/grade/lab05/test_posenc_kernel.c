@@ -39,8 +39,11 @@ static void check_rows_(int first, int rows, int d, double tol, double store_fac
   (void)tol;
 #endif
   char what[128];
-  GRADE_MSG(what, "P: rows %d..%d of the (., %d) table at row-major index r*d + c", first,
-            first + rows - 1, d);
+  /* P's shape (the statement's, not the student's): a wrong entry is then named P[r, c] */
+  Tensor shape = {.ndim = 2, .shape = {rows, d}, .size = n};
+  EXPECT_SHAPE(&shape, "P", rows, d);
+  GRADE_MSG(what, "P: rows %d..%d of the (., %d) table (r, c: row first_row + r, column c)",
+            first, first + rows - 1, d);
   EXPECT_CLOSE(got, want, n, tol, 0, what);
   GRADE_MSG(what, "P (%d x %d)", rows, d);
   if (store_factor > 0) /* coalesced stores: one 128-byte request (4 sectors) per warp */
