@@ -641,6 +641,42 @@ bench-vs-torch` times PyTorch running the book's code beside it (docs/performanc
 /* @program end */
 
 /***
+## Attention in one kernel (kernel track, exercise 6.8)
+
+Every attention above is composed: `t_bmm` writes the scores $QK^\top/\sqrt d$, a
+(queries × keys) array per head, to memory; the mask reads and writes it; the softmax reads and
+writes it; the second `t_bmm` reads it once more. On a GPU each of those is a trip through
+global memory, the slowest thing a kernel does, for an array nobody needs afterwards.
+FlashAttention (Dao et al., 2022) computes the same output without ever storing it.
+
+Two ideas make that possible. **Tiles**: a block of 32 threads takes 32 queries, one each, and
+walks the keys 32 at a time; each step it loads those 32 rows of $K$ and $V$ into shared memory
+once, and all 32 queries use them from there. $K$ and $V$ are read once per tile of queries,
+not once per query. **The online softmax**: a thread cannot normalize before it has seen every
+key, so it keeps the largest score so far $m$, the sum $\ell = \sum_j e^{s_j - m}$ and the
+weighted sum $a = \sum_j e^{s_j - m} v_j$. A new key's score $s$ updates them as
+
+$$m' = \max(m, s),\quad \ell' = \ell\, e^{m - m'} + e^{s - m'},\quad
+a' = a\, e^{m - m'} + e^{s - m'} v,$$
+
+and at the end $o = a / \ell$ — the softmax-weighted sum of the values, to rounding, and
+numerically stable for the same reason the row max is subtracted in lab 02.
+
+@code labs/lab06/flash_attention.cu flash_attention_kernel? flash_attention_cuda
+
+The grade prints the emulator's memory counters of the student's kernel beside the
+reference's. At (4 sentences, 128 queries, 128 keys, $d$ = 32) the reference loads 18,432
+sectors of 32 bytes (640 KB moved in all; the emulator's H100 estimate, bytes over bandwidth,
+0.20 µs); a kernel whose threads read $K$ and $V$ for their own query only — no shared tiles —
+gives the same numbers from 133,120 load sectors (4,224 KB, 1.29 µs), 7.2 times the reads, and
+loses the exercise's last two points. The kernel has no backward of its own: `t_attention_fused`
+(common/ops/attention.c) recomputes the scores from $Q$ and $K$ with the composed ops, as
+FlashAttention's backward recomputes them tile by tile. Nor does it apply dropout to the
+weights, as d2l's `DotProductAttention` does while training, so the lab trains with the composed
+attention; `build/labs/cuda_check_emu --family attention` (after `make -j2
+build/labs/cuda_check_emu VARIANT=labs`) checks a student's kernel against the CPU's, every
+sanitizer on.
+
 ## Summary
 
 * The Transformer is an encoder–decoder built from attention alone: multi-head self-attention,

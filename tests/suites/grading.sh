@@ -437,6 +437,11 @@ expected_kernels='
 10_softmax_partial_warp lab02_softmax_kernel_backward sanitizer synccheck: kernel masked_softmax_warp_backward_kernel
 11_softmax_race lab02_softmax_kernel_lab_shapes sanitizer racecheck: kernel masked_softmax_warp_kernel
 11_softmax_race lab02_softmax_kernel_many_rows sanitizer with no barrier between them
+21_flash_untiled lab06_flash_attention_reads wrong_answer global load sectors
+22_flash_mask_zero lab06_flash_attention wrong_answer a length per batch row
+22_flash_mask_zero lab06_flash_attention_causal wrong_answer causal lengths
+23_flash_no_barrier lab06_flash_attention sanitizer kernel flash_attention_kernel
+24_flash_missing_bound lab06_flash_attention_uneven sanitizer memcheck: kernel flash_attention_kernel
 '
 if [[ $sections == *6* ]]; then
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] && [ -x build/labs/grade ] &&
