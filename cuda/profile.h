@@ -27,6 +27,14 @@ int cuda_profile_stop(CudaKernelProfile *out, int max);
  * grid-stride loops never took a second trip; at most max names); -1 where the device does
  * not know (the nvcc build). */
 int cuda_grid_never_capped(const char **kernels, int max);
+/* lab 04's permute {0, 2, 1, 3}, x (A, B, C, D) -> y (A, C, B, D), once on fresh device memory
+ * by one kernel, its counters summed into *out (lab04 --device cuda prints them beside each
+ * other): exercise 4.4's kernel, 4.5's, or the kit's own (shape.cu). Returns 0; -1 when that
+ * exercise is not implemented; -2 where there are no counters (the nvcc build; a CPU-only
+ * build, cuda/nocuda.c). */
+typedef enum { PERMUTE_BY_NAIVE, PERMUTE_BY_TILED, PERMUTE_BY_KIT } PermuteKernel;
+int cuda_permute0213_profile(PermuteKernel which, int A, int B, int C, int D,
+                             CudaKernelProfile *out);
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,7 @@ Run it with `make lab04 && ./lab04` (flags: `./lab04 --help`). Figures go to `ou
 #include "../../common/plot.h"
 #include "../../common/rng.h"
 #include "../../common/util.h"
+#include "../../cuda/profile.h"
 #include "lab04/lab04.h"
 
 /* The same layer computed one head at a time: slice head h's columns out of W_q, W_k, W_v,
@@ -55,6 +56,60 @@ static Tensor *mha_loop_over_heads(MultiHeadAttention *m, Tensor *queries, Tenso
                     "the loop over heads");                               /* (B, queries, d) */
   }
   return Linear_forward(&m->W_o, t_concat(heads, H, 2));                  /* (B, queries, h) */
+}
+
+/* The permute {0, 2, 1, 3} at lab 04's keys (2, 6, 5, 20), lab 06's (64, 10, 4, 8) and a plain
+ * transpose (d = 1), by exercise 4.4's kernel, 4.5's and the kit's own: the emulator's memory
+ * counters of each, one row per kernel, and the reference solutions' (solutions/lab04/
+ * permute_kernel.cu), as its build printed them (tests/suites/cuda_labs.sh checks that the
+ * solutions' rows still print these numbers). Prints why not where there are no counters. */
+static void permute_counters_table(void) {
+  enum { SHAPES = 3, ROWS = 5 };
+  static const int shapes[SHAPES][4] = {{2, 6, 5, 20}, {64, 10, 4, 8}, {4, 64, 64, 1}};
+  static const char *names[ROWS] = {"4.4 yours: a thread per row", "4.4 reference",
+                                    "4.5 yours: tiled", "4.5 reference",
+                                    "kit: a thread per element"};
+  static const int which[ROWS] = {PERMUTE_BY_NAIVE, -1, PERMUTE_BY_TILED, -1, PERMUTE_BY_KIT};
+  /* the reference rows: ld and st sectors per request, KB moved, shared replays per request
+   * (-1: no shared memory) */
+  static const double ref[SHAPES][2][4] = {
+      {{30.00, 30.00, 75.0, -1}, {3.00, 3.75, 10.3, 0.00}},
+      {{32.00, 32.00, 1280.0, -1}, {4.00, 3.33, 160.0, 0.00}},
+      {{4.00, 32.00, 576.0, -1}, {4.00, 4.00, 128.0, 0.00}}};
+  printf("permute {0, 2, 1, 3}, x (A, B, C, D) -> y (A, C, B, D), on the emulated device:\n");
+  printf("  %-16s %-28s %9s %9s %9s %14s\n", "(A, B, C, D)", "kernel", "ld sect/", "st sect/",
+         "KB moved", "shared memory");
+  printf("  %-16s %-28s %9s %9s %9s %14s\n", "", "", "request", "request", "", "replays/req");
+  for (int s = 0; s < SHAPES; s++) {
+    const int *p = shapes[s];
+    char shape[32];
+    snprintf(shape, sizeof shape, "(%d, %d, %d, %d)", p[0], p[1], p[2], p[3]);
+    for (int k = 0; k < ROWS; k++) {
+      double v[4];
+      if (which[k] < 0) {
+        memcpy(v, ref[s][k / 2], sizeof v);
+      } else {
+        CudaKernelProfile c;
+        int rc = cuda_permute0213_profile((PermuteKernel)which[k], p[0], p[1], p[2], p[3], &c);
+        if (rc == -2) {
+          printf("  (no memory counters in this build: they come from the CUDA emulator, "
+                 "make lab04-emu && build/emu-bin/lab04 --device cuda)\n");
+          return;
+        }
+        if (rc != 0) {
+          printf("  %-16s %-28s   (not implemented yet)\n", shape, names[k]);
+          continue;
+        }
+        v[0] = c.ld_req ? (double)c.ld_sectors / c.ld_req : 0;
+        v[1] = c.st_req ? (double)c.st_sectors / c.st_req : 0;
+        v[2] = 32.0 * (double)(c.ld_sectors + c.st_sectors) / 1024;
+        v[3] = c.sh_req ? (double)(c.sh_wavefronts - c.sh_req) / c.sh_req : -1;
+      }
+      char shm[32] = "-";
+      if (v[3] >= 0) snprintf(shm, sizeof shm, "%.2f", v[3]);
+      printf("  %-16s %-28s %9.2f %9.2f %9.1f %14s\n", shape, names[k], v[0], v[1], v[2], shm);
+    }
+  }
 }
 
 /* What one forward of a way costs in ops (entries on the autograd tape, views included: on a GPU
@@ -367,6 +422,103 @@ projection, so it ranks the keys differently. In the second example keys $5$ to 
 and get no weight in any head — the valid lengths were repeated for every head. Training shapes
 these differences into useful specializations; lab 06 draws the heads of a trained Transformer.
   */
+  /***
+## The permute as a CUDA kernel (exercises 4.4 and 4.5)
+
+On a GPU, `transpose_qkv`'s permute is a kernel of its own, run for the queries, keys and
+values of every attention call, and `transpose_output`'s is the same permute the other way:
+$x$ of shape $(A, B, C, D)$ becomes $y$ of shape $(A, C, B, D)$, $y_{acbj} = x_{abcj}$ (batch,
+steps, heads, $d$ = `num_hiddens / num_heads`). It computes nothing; its whole cost is moving
+memory, and how fast a GPU moves memory depends on *which* addresses the threads touch
+together. Exercises 4.4 and 4.5 (`labs/lab04/permute_kernel.cu`) write it twice, and with
+`--device cuda` the kit runs the student's kernel for this permute (the tiled one once it is
+done) in every lab.
+
+**Coalescing.** A GPU runs threads in *warps* of 32 that execute each instruction together. A
+load or store of a warp is one *request*, and the memory system serves it in *sectors* of 32
+contiguous, aligned bytes. 32 lanes reading 32 consecutive floats touch 128 bytes: 4 sectors,
+the ideal. 32 lanes reading floats that lie 32 bytes or more apart touch 32 sectors, of which
+they use 4 bytes each: eight times the traffic for the same data. Whether a kernel's accesses
+are *coalesced* is decided by how its thread index maps to addresses. Here is what three
+kernels do, counted by the emulator at lab 04's keys, lab 06's shape and a plain transpose
+($d = 1$), as `build/emu-bin/lab04 --device cuda` prints it at the end of this lab (with the
+solutions; with your kernels in `labs/`, the "yours" rows are yours):
+
+```text
+permute {0, 2, 1, 3}, x (A, B, C, D) -> y (A, C, B, D), on the emulated device:
+  (A, B, C, D)     kernel                        ld sect/  st sect/  KB moved  shared memory
+                                                  request   request              replays/req
+  (2, 6, 5, 20)    4.4 yours: a thread per row      30.00     30.00      75.0              -
+  (2, 6, 5, 20)    4.4 reference                    30.00     30.00      75.0              -
+  (2, 6, 5, 20)    4.5 yours: tiled                  3.00      3.75      10.3           0.00
+  (2, 6, 5, 20)    4.5 reference                     3.00      3.75      10.3           0.00
+  (2, 6, 5, 20)    kit: a thread per element         5.05      3.95      10.7              -
+  (64, 10, 4, 8)   4.4 yours: a thread per row      32.00     32.00    1280.0              -
+  (64, 10, 4, 8)   4.4 reference                    32.00     32.00    1280.0              -
+  (64, 10, 4, 8)   4.5 yours: tiled                  4.00      3.33     160.0           0.00
+  (64, 10, 4, 8)   4.5 reference                     4.00      3.33     160.0           0.00
+  (64, 10, 4, 8)   kit: a thread per element         4.00      4.00     160.0              -
+  (4, 64, 64, 1)   4.4 yours: a thread per row       4.00     32.00     576.0              -
+  (4, 64, 64, 1)   4.4 reference                     4.00     32.00     576.0              -
+  (4, 64, 64, 1)   4.5 yours: tiled                  4.00      4.00     128.0           0.00
+  (4, 64, 64, 1)   4.5 reference                     4.00      4.00     128.0           0.00
+  (4, 64, 64, 1)   kit: a thread per element        32.00      4.00     576.0              -
+```
+
+**4.4, the naive kernel: one thread per row.** The first kernel a C programmer writes is the CPU
+loop with its outer loops made parallel: thread $r$ takes row $(a, b, c)$ of $x$ and copies its
+$D$ floats to row $(a, c, b)$ of $y$. It is correct, and its lanes are one row apart: at each
+$j$ the 32 lanes read 32 floats $D$ apart and write 32 floats $BD$ apart. For $D \ge 8$ each
+float sits in a sector of its own: 32 sectors a request, loads and stores (at lab 06's shape
+it moves 1280 KB to permute 80 KB).
+
+@code labs/lab04/permute_kernel.cu permute0213_naive_kernel?
+
+**A thread per element.** Give consecutive threads consecutive floats of $y$ instead, and the
+stores are coalesced. Here is the point to be honest about: `transpose_qkv` keeps $d$ contiguous
+on *both* sides, so the reads come in runs of $d$ consecutive floats too. At lab 06's $d = 8$ a
+run is exactly one sector, and this simple kernel (the kit's own, "kit" in the table) is already
+at the ideal, 4 and 4; at lab 04's $d = 20$ the 80-byte runs straddle sectors (5.05 on loads).
+A thread per element is only bad when $d$ is small: at $d = 1$ the permute is a plain
+transpose of steps and heads, and its reads stride by $C$ floats: 32 sectors a request.
+
+**4.5, the tile.** To make both sides coalesced whatever $d$, a block stages a *tile* in shared
+memory, the small on-chip memory its threads share: $T_B$ steps by $T_C$ heads of one batch row,
+with $T_C = \lceil 32 / d \rceil$ so that a row of the tile, $T_C d$ contiguous floats of $x$,
+fills a warp's request, and $T_B$ steps so that a tile holds about 1024 floats. The warps read
+the tile row by row (lanes on consecutive floats of $x$), meet at `__syncthreads()`, and write
+it head by head: head $c$'s part of the tile is $T_B d$ contiguous floats of $y$. Without the
+barrier a warp would read rows another warp has not written yet: on a GPU, garbage or the
+previous tile; the emulator stops the kernel there (initcheck: shared memory no thread of the
+block wrote). A second barrier keeps the next tile from overwriting one still being read. At $d = 1$ this turns 576 KB into 128 KB. At lab 04's shape it moves 10.3 KB against the
+thread-per-element kernel's 10.7 (its 3.00 sectors a load request: a tile row of 40 floats is a
+request of 32 lanes and one of 8). At lab 06's it moves what the thread-per-element kernel
+moves, 160 KB: there the tile buys nothing, which is why the kit's own permute has none.
+
+@code labs/lab04/permute_kernel.cu permute0213_tiled_kernel?
+
+**Bank conflicts.** Shared memory is split into 32 *banks* of 4-byte words (word $w$ in bank
+$w \bmod 32$); lanes of a request that read different words of one bank wait for each other,
+one extra pass (a *replay*) per word. Writing a head, consecutive lanes read tile elements
+$(b, j)$ in $y$'s order, which in the tile are one row apart every $d$ lanes. Stored densely
+at lab 06's shape a tile row is $4 \times 8 = 32$ floats, so the lanes of steps $b$ and $b + 1$
+hit the same banks: 1.27 replays per shared request over the kernel. The fix is *padding*: rows
+$L$ floats apart with $L \equiv d \pmod{32}$ put element $(b, j)$ of a head in bank
+$(b d + j + \text{const}) \bmod 32$, consecutive for consecutive lanes: no conflict (the table's
+0.00). For $d = 1$ this is the classic $32 \times 33$ transpose tile.
+
+The table's counters are the emulator's (`cuda/README.md`, "The profiler"): sectors per
+request of each kernel's loads and stores, the sectors' bytes moved, bank-conflict replays per
+shared-memory request. The "reference" rows are the kit's solutions, as the solutions' build
+prints them; "yours" are measured on the run, from the kernels the build took (`labs/` or
+`solutions/`). On the CPU the lab prints how to get the table:
+  */
+  if (tensor_default_device() == DEV_CUDA)
+    permute_counters_table();
+  else
+    printf("(the permute kernels' memory counters: make lab04-emu && build/emu-bin/lab04 "
+           "--device cuda)\n");
+
   /* @program begin */
   {
     summary_int(S, "book_check/num_hiddens", num_hiddens);

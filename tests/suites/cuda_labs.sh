@@ -16,6 +16,46 @@ fi
 for l in 01 02 03 04 05 06 07; do suite_build "build/emu-bin/lab$l" "the emulated-CUDA lab$l"; done
 suite_build labs-all "the labs"
 
+# The student's kernels train lab06: in a copy of the tree the solutions' exercise files (the
+# kernels of labs/*/*.cu with them) are copied over the stubs, lab06 is built for the emulated
+# device with VARIANT=labs, and one epoch must match the CPU's. Then a planted bug in the copy's
+# layer norm kernel (exercise 6.7: the variance divided by D - 1, the unbiased estimate) must
+# change the run: the student's kernel is the one that runs.
+student_layer_norm() {
+  local w=$tmp/student args=(--epochs 1 --no-heldout --translate "i lost .")
+  student_kit "$w"
+  # the kit's emulated objects come along (the same sources, times kept): only labs/ compiles
+  cp -a build/emu build/emu-flags-*.stamp "$w/build/" 2>/dev/null
+  if ! kit_make "$w" build/emu-bin/lab06 >"$tmp/student-build.log" 2>&1; then
+    bad "make VARIANT=labs build/emu-bin/lab06 with the solutions copied into labs/ failed:"
+    tail -10 "$tmp/student-build.log"; return
+  fi
+  ./lab06 "${args[@]}" --out "$tmp/st.cpu" >"$tmp/st.cpu.log" 2>&1
+  "$w/build/emu-bin/lab06" --device cuda "${args[@]}" --out "$tmp/st.cuda" >"$tmp/st.cuda.log" 2>&1
+  if python3 tests/tools/summary_diff.py "$tmp/st.cpu/summary.json" "$tmp/st.cuda/summary.json" \
+    1e-3 >"$tmp/st.diff" && ! grep -q 'note: until exercise' "$tmp/st.cuda.log"; then
+    ok "VARIANT=labs lab06 --device cuda (emulated, the student's kernels) matches the CPU run"
+  else
+    bad "VARIANT=labs lab06 --device cuda (the student's kernels) differs from the CPU run:"
+    head -5 "$tmp/st.diff"; grep 'note: until exercise' "$tmp/st.cuda.log"
+  fi
+  local k=$w/labs/lab06/layer_norm_kernel.cu
+  sed -i 's|block_reduce_sum(q, red) / (float)D + eps|block_reduce_sum(q, red) / (float)(D - 1) + eps /* planted */|' "$k"
+  if ! grep -q planted "$k"; then
+    bad "could not plant the bug in $k (the solution changed? update the sed)"; return
+  fi
+  if ! kit_make "$w" build/emu-bin/lab06 >"$tmp/student-build.log" 2>&1; then
+    bad "make with the planted layer norm failed"; tail -5 "$tmp/student-build.log"; return
+  fi
+  "$w/build/emu-bin/lab06" --device cuda "${args[@]}" --out "$tmp/st.plant" >"$tmp/st.plant.log" 2>&1
+  if python3 tests/tools/summary_diff.py "$tmp/st.cpu/summary.json" "$tmp/st.plant/summary.json" \
+    1e-3 >"$tmp/st.plant.diff"; then
+    bad "a planted bug in the student's layer norm kernel (variance / (D - 1)) did not change the run"
+  else
+    ok "a planted bug in the student's layer norm kernel changes the run ($(head -1 "$tmp/st.plant.diff" | cut -c1-80))"
+  fi
+}
+
 have_fra=no
 { [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } && have_fra=yes
 have_mnist=no
@@ -50,11 +90,33 @@ compare() {
 compare lab01 1e-3 lab01 --epochs 5
 compare lab02 1e-4 lab02
 compare lab04 1e-4 lab04 --no-bench
+# lab04's table of the permute kernels' counters (exercises 4.4, 4.5): with the solutions the
+# measured rows ("yours") equal the recorded reference rows, and the chapter quotes the table
+# as the run prints it
+cols() { awk '{print $1, $2, $3, $4, $(NF - 3), $(NF - 2), $(NF - 1), $NF}'; }
+log=$tmp/lab04.cuda.log
+for k in 4.4 4.5; do
+  if [ -n "$(grep " $k yours" "$log")" ] &&
+    diff <(grep " $k yours" "$log" | cols) <(grep " $k reference" "$log" | cols) >"$tmp/t.diff"; then
+    ok "lab04 --device cuda: exercise $k's measured counters are the recorded reference's"
+  else
+    bad "lab04 --device cuda: exercise $k's counters differ from the reference rows in lab04.c:"
+    cat "$tmp/t.diff"
+  fi
+done
+missing=$(sed -n '/^```text$/,/^```$/p' chapters/04_multihead_attention/lab04.c | sed '1d;$d' |
+  while IFS= read -r l; do grep -qxF -- "$l" "$log" || echo "$l"; done)
+if [ -z "$missing" ] && grep -q '^```text$' chapters/04_multihead_attention/lab04.c; then
+  ok "lab04's chapter quotes the counter table as the run prints it"
+else
+  bad "lab04's chapter quotes lines the run does not print:"; echo "$missing"
+fi
 compare lab05 1e-4 lab05
 if [ $have_fra = yes ]; then
   compare lab03 1e-3 lab03 --epochs 2 --heldout 5 --translate "i lost ." --save "$tmp/lab03.ckpt"
   compare lab03-lstm-dot 1e-3 lab03 --rnn lstm --attention dot --no-compare --epochs 1 --heldout 5
   compare lab06 1e-3 lab06 --epochs 2 --heldout 5 --translate "i lost ."
+  student_layer_norm
   # a checkpoint written on the CPU loads on the device and translates the same
   if [ -f "$tmp/lab03.ckpt" ]; then
     compare lab03-load 1e-4 lab03 --load "$tmp/lab03.ckpt" --heldout 5 --translate "he's calm ."

@@ -33,6 +33,7 @@
 #define cuda_copy_counts nocuda_copy_counts
 #define cuda_device_name nocuda_device_name
 #define cuda_blas_load nocuda_blas_load
+#define cuda_permute0213_profile nocuda_permute0213_profile
 #define cuda_profile_start nocuda_profile_start
 #define cuda_profile_stop nocuda_profile_stop
 #include "../../cuda/nocuda.c"
@@ -40,6 +41,7 @@
 #undef cuda_copy_counts
 #undef cuda_device_name
 #undef cuda_blas_load
+#undef cuda_permute0213_profile
 #undef cuda_profile_start
 #undef cuda_profile_stop
 
@@ -150,6 +152,9 @@ TEST(cuda_cpu_only_build_says_so_in_one_line) {
   why[0] = '\0';
   CHECK(!nocuda_blas_load(why, sizeof why));
   CHECK_STR_CONTAINS(why, "this build has no CUDA backend");
+  CudaKernelProfile p;
+  CHECK(nocuda_permute0213_profile(PERMUTE_BY_TILED, 2, 3, 4, 5, &p) == -2); /* no counters */
+  CHECK(!nocuda_profile_start() && nocuda_profile_stop(&p, 1) == 0);
 }
 
 /* ---------- (a) device memory is closed to the host ---------- */
