@@ -36,6 +36,11 @@ void backend_register(Device d, const Backend *be) {
   if (be) arena_set_device_memory(d, be->alloc, be->free, be->carved);
 }
 
+void backend_step_end(Device d) {
+  const Backend *be = backend_of(d);
+  if (be->step_end) be->step_end();
+}
+
 void *dev_calloc(Device d, size_t bytes) {
   void *p = dev_alloc(d, bytes);
   backend_of(d)->zero(p, bytes);

@@ -85,6 +85,9 @@ typedef struct Backend {
   /* Told each piece of its memory the arena hands out (NULL for none): the CUDA emulator then
    * checks kernels against each tensor's exact bounds. */
   void (*carved)(void *p, size_t bytes);
+  /* Told where each training step ends (NULL for none): the emulated CUDA device prints the
+   * step's counters (launches, copies, host waits). */
+  void (*step_end)(void);
 
   /* elementwise (cpu/cpu_elementwise.c) */
   void (*fill)(float *x, float v, long n);
@@ -212,6 +215,8 @@ bool backend_available(Device d);
 /* Copy bytes from src on device `from` to dst on device `to` (through the host between two
  * devices that are not the CPU). */
 void backend_copy(void *dst, Device to, const void *src, Device from, size_t bytes);
+/* A training loop's step on device d ends here (the device's step_end, if it has one). */
+void backend_step_end(Device d);
 /* Install a table for a device (tests install a second one on DEV_TEST). */
 void backend_register(Device d, const Backend *be);
 extern const Backend cpu_backend;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cli.h"
 #include "gemm.h"
 #include "plot.h"
@@ -118,6 +119,7 @@ int train_seq2seq(Seq2SeqModel *m, const NmtData *d, const Seq2SeqTrainConfig *c
       /* zero_grad, forward, masked loss, backward, clip, Adam's step */
       const double l = mine ? cfg->step(m, &b, &step) : seq2seq_exec_step(exec, &b, &step);
       ag_step_reset();
+      backend_step_end(m->ps->device);
       loss_sum += l; /* the book's metric.add(l.sum(), num_tokens) */
       num_tokens += b.num_tokens;
     }

@@ -135,6 +135,27 @@ static void cu_carved(void *p, size_t bytes) { emu_carve(p, bytes); }
 
 extern "C" CudaCopyCounts cuda_copy_counts(void) { return g_copies; }
 
+#ifdef AL_CUDA_EMU
+/* One line per training step on the emulated device: what the step cost in launches, copies
+ * and host waits (tests/suites/cuda_step.sh holds them to a step that waits once), and with
+ * AL_CUDA_EMU_PROFILE=1 its memory traffic and the H100 estimate. */
+static void cu_step_end(void) {
+  static EmuCounters last;
+  static long step;
+  EmuCounters c = emu_counters();
+  fflush(stdout);
+  fprintf(stderr, "cuda step %ld: %ld launches; copies: %ld to the device (%.1f KB), %ld to the "
+          "host (%.0f B); %ld host waits", ++step, c.launches - last.launches,
+          c.to_device - last.to_device, (c.bytes_to_device - last.bytes_to_device) / 1024,
+          c.to_host - last.to_host, c.bytes_to_host - last.bytes_to_host, c.waits - last.waits);
+  if (c.moved_bytes > last.moved_bytes)
+    fprintf(stderr, "; %.1f MB moved, H100 est %.1f us", (c.moved_bytes - last.moved_bytes) / 1e6,
+            (c.h100_seconds - last.h100_seconds) * 1e6);
+  fputc('\n', stderr);
+  last = c;
+}
+#endif
+
 /* ---------- the emulator's memory counters (cuda/profile.h) ---------- */
 #ifdef AL_CUDA_EMU
 static_assert(sizeof(CudaKernelProfile) == sizeof(EmuKernelProfile), "profile.h and emu.h differ");
@@ -199,6 +220,7 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
   be->zero = cu_zero;
 #ifdef AL_CUDA_EMU
   be->carved = cu_carved; /* exact bounds for memcheck */
+  be->step_end = cu_step_end;
 #endif
   cuda_register_elementwise(be);
   cuda_register_matmul(be);

@@ -75,6 +75,18 @@ static int g_open_depth;
 static std::mutex g_mem_mutex;
 static EmuCopyStats g_copies;
 static long g_launches;
+static EmuCounters g_count; /* waits, copy bytes, moved bytes, the H100 estimate */
+/* Pinned host memory (cudaMallocHost): [p, p + bytes) */
+struct HostBlock {
+  char *p;
+  size_t bytes;
+};
+static std::vector<HostBlock> g_pinned;
+static bool is_pinned(const void *p, size_t bytes) {
+  for (const HostBlock &b : g_pinned)
+    if ((const char *)p >= b.p && (const char *)p + bytes <= b.p + b.bytes) return true;
+  return false;
+}
 
 #ifndef EMU_TSAN
 #define EMU_WINDOW 1
@@ -253,6 +265,7 @@ cudaError_t cudaMalloc(void **out, size_t bytes) {
 cudaError_t cudaFree(void *p) {
   if (!p) return cudaSuccess;
   std::lock_guard<std::mutex> lock(g_mem_mutex);
+  g_count.waits++; /* cudaFree waits for the device to finish its work */
   for (size_t i = 0; i < g_regions.size(); i++)
     if (g_regions[i].p == p) {
 #ifdef EMU_WINDOW
@@ -297,7 +310,19 @@ void emu_carve(void *p, size_t bytes) {
 #endif
 }
 
+/* The copy itself; `async`: cudaMemcpyAsync, which leaves the host free only between the device
+ * and pinned host memory. */
+static cudaError_t memcpy_counted(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                  bool async);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  return memcpy_counted(dst, src, bytes, kind, false);
+}
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t) {
+  return memcpy_counted(dst, src, bytes, kind, true);
+}
+static cudaError_t memcpy_counted(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                  bool async) {
   std::lock_guard<std::mutex> lock(g_mem_mutex);
   static const char *names[] = {"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice"};
   bool dd = is_device(dst, bytes), sd = is_device(src, bytes);
@@ -306,9 +331,11 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
   if (bytes && (dd != want_dd || sd != want_sd))
     emu_die("cudaMemcpy%s: %s pointer is on the wrong side", names[kind & 3],
             dd != want_dd ? "the destination" : "the source");
-  if (kind == cudaMemcpyHostToDevice) g_copies.to_device++;
-  if (kind == cudaMemcpyDeviceToHost) g_copies.to_host++;
+  if (kind == cudaMemcpyHostToDevice) g_copies.to_device++, g_count.bytes_to_device += bytes;
+  if (kind == cudaMemcpyDeviceToHost) g_copies.to_host++, g_count.bytes_to_host += bytes;
   if (kind == cudaMemcpyDeviceToDevice) g_copies.within++;
+  if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)
+    if (!async || !is_pinned(kind == cudaMemcpyHostToDevice ? src : dst, bytes)) g_count.waits++;
   mem_open();
   if (bytes) memmove(dst, src, bytes);
   mem_close();
@@ -330,7 +357,48 @@ cudaError_t cudaMemset(void *p, int v, size_t bytes) {
 #endif
   return cudaSuccess;
 }
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t) {
+  return cudaMemset(p, v, bytes);
+}
+cudaError_t cudaDeviceSynchronize(void) {
+  g_count.waits++;
+  return cudaSuccess;
+}
+struct CUstream_st {
+  unsigned flags;
+};
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+  *s = new CUstream_st{flags};
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  delete s;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  g_count.waits++;
+  return cudaSuccess;
+}
+cudaError_t cudaMallocHost(void **p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096 + (bytes ? 0 : 4096));
+  if (!*p) return cudaErrorMemoryAllocation;
+  g_pinned.push_back({(char *)*p, bytes});
+  return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void *p) {
+  if (!p) return cudaSuccess;
+  std::lock_guard<std::mutex> lock(g_mem_mutex);
+  g_count.waits++; /* as cudaFree */
+  for (size_t i = 0; i < g_pinned.size(); i++)
+    if (g_pinned[i].p == p) {
+      free(p);
+      g_pinned[i] = g_pinned.back();
+      g_pinned.pop_back();
+      return cudaSuccess;
+    }
+  emu_die("cudaFreeHost of %p, which cudaMallocHost did not return", p);
+}
 cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 const char *cudaGetErrorName(cudaError_t e) {
   switch (e) {
@@ -349,6 +417,13 @@ const char *cudaGetErrorString(cudaError_t e) {
 
 EmuCopyStats emu_copy_stats(void) { return g_copies; }
 long emu_launch_count(void) { return g_launches; }
+EmuCounters emu_counters(void) {
+  EmuCounters c = g_count;
+  c.launches = g_launches;
+  c.to_device = g_copies.to_device;
+  c.to_host = g_copies.to_host;
+  return c;
+}
 
 /* ---------- cuBLAS: the column-major products, computed on the CPU ---------- */
 
@@ -367,6 +442,7 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode) {
   h->mode = mode;
   return CUBLAS_STATUS_SUCCESS;
 }
+cublasStatus_t cublasSetStream(cublasHandle_t, cudaStream_t) { return CUBLAS_STATUS_SUCCESS; }
 const char *cublasGetStatusName(cublasStatus_t s) {
   return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_INVALID_VALUE";
 }
@@ -1465,9 +1541,18 @@ static void profile_add(const EmuKernelProfile &p) {
   g_prof_table.back().launches = 1;
 }
 
+/* The published figures of an H100 SXM (HBM3 bandwidth, dense FP32 rate), as
+ * tests/cuda/cuda_check.c's estimate: the slower of moving the bytes and doing the flops. */
+static void profile_estimate(const EmuKernelProfile &p) {
+  double bytes = 32.0 * (double)(p.ld_sectors + p.st_sectors);
+  g_count.moved_bytes += bytes;
+  g_count.h100_seconds += std::max(bytes / 3.35e12, p.flops / 67e12);
+}
+
 static void profile_launch_end(void) {
   g_prof_cur.threads = (long)g_launch.nthreads * grid_blocks();
   profile_add(g_prof_cur);
+  profile_estimate(g_prof_cur);
 }
 
 /* cuBLAS's products are not emulated access by access: counted at their ideal (each operand
@@ -1484,6 +1569,7 @@ static void profile_gemm(int m, int n, int k, int count, bool beta) {
   p.st_req = (p.st_sectors + 3) / 4;
   p.flops = 2.0 * m * n * k * count;
   profile_add(p);
+  profile_estimate(p);
 }
 
 int emu_profile_take(EmuKernelProfile *out, int max) {
@@ -1501,8 +1587,10 @@ static void profile_print_at_exit(void) {
     return a.ld_sectors + a.st_sectors > b.ld_sectors + b.st_sectors;
   });
   fprintf(stderr, "cuda emulator profile (AL_CUDA_EMU_PROFILE=1), this run: %ld launches; "
-          "copies: %ld to the device, %ld to the host, %ld within\n",
-          g_launches, g_copies.to_device, g_copies.to_host, g_copies.within);
+          "copies: %ld to the device, %ld to the host, %ld within; %ld host waits; H100 est "
+          "%.1f us\n",
+          g_launches, g_copies.to_device, g_copies.to_host, g_copies.within, g_count.waits,
+          g_count.h100_seconds * 1e6);
   fprintf(stderr, "  %-34s %8s %10s %8s %10s %8s %8s %10s %12s\n", "kernel", "launches", "ld req",
           "sect/req", "st req", "sect/req", "atomics", "conflicts", "MB moved");
   for (const EmuKernelProfile &p : t)

@@ -89,6 +89,18 @@ cudaError_t cudaFree(void *p);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemset(void *p, int v, size_t bytes);
 cudaError_t cudaDeviceSynchronize(void);
+/* Streams: the emulator runs every launch and copy when it is made, so a stream orders nothing
+ * here; it is kept for the counters (a synchronization is a host wait). */
+#define cudaStreamNonBlocking 0x01
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t s);
+cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s);
+/* Pinned (page-locked) host memory: an asynchronous copy to or from it leaves the host free. */
+cudaError_t cudaMallocHost(void **p, size_t bytes);
+cudaError_t cudaFreeHost(void *p);
 cudaError_t cudaGetLastError(void);
 const char *cudaGetErrorName(cudaError_t e);
 const char *cudaGetErrorString(cudaError_t e);
@@ -101,6 +113,7 @@ typedef enum { CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 } cublasM
 cublasStatus_t cublasCreate(cublasHandle_t *h);
 cublasStatus_t cublasDestroy(cublasHandle_t h);
 cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode);
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s);
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                            int n, int k, const float *alpha, const float *A, int lda,
                            const float *B, int ldb, const float *beta, float *C, int ldc);
@@ -203,6 +216,18 @@ struct EmuCopyStats {
 };
 EmuCopyStats emu_copy_stats(void);
 long emu_launch_count(void);
+
+/* Counters since the program started, for the per-step lines of the labs (backend.cu). A host
+ * wait is every call that blocks the host until the GPU has caught up: a synchronous cudaMemcpy
+ * to or from the host, an asynchronous one to or from pageable (not pinned) host memory, a
+ * stream or device synchronization, cudaFree and cudaFreeHost. Bytes moved and the H100
+ * estimate are counted while the profiler is on (AL_CUDA_EMU_PROFILE=1). */
+struct EmuCounters {
+  long launches, to_device, to_host, waits;
+  double bytes_to_device, bytes_to_host; /* the copies' bytes */
+  double moved_bytes, h100_seconds;      /* kernels' and cuBLAS's traffic, and its estimate */
+};
+EmuCounters emu_counters(void);
 
 /* device math functions the host library lacks */
 static inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }

@@ -24,6 +24,7 @@ for a GPU or a patient CPU (about 8 minutes an epoch on two cores). Figures go t
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/backend.h"
 #include "../../common/cli.h"
 #include "../../common/exercise.h"
 #include "../../common/fashion_mnist.h"
@@ -321,6 +322,7 @@ machine the batch runs as two halves side by side, with gradients that add up to
       double lv = vit_step_backward(stepper, Xh->data, yh->data, bs, 1, S);
       SGD_step(&trainer);
       ag_step_reset();
+      backend_step_end(ps.device);
       if (step == 0) first_step_time = now_seconds() - t0, first_step_images = bs;
       /* @program begin */
       if (!isfinite(lv)) die("lab07: the training loss became %g at step %ld; lower --lr", lv, step);
