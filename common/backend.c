@@ -36,9 +36,16 @@ void backend_register(Device d, const Backend *be) {
   if (be) arena_set_device_memory(d, be->alloc, be->free, be->carved);
 }
 
+static long g_const_sends[DEV_COUNT];
+
+void backend_note_const_send(Device d) {
+  if ((unsigned)d < DEV_COUNT) g_const_sends[d]++;
+}
+
 void backend_step_end(Device d) {
   const Backend *be = backend_of(d);
-  if (be->step_end) be->step_end();
+  if (be->step_end) be->step_end(g_const_sends[d]);
+  g_const_sends[d] = 0;
 }
 
 void *dev_calloc(Device d, size_t bytes) {

@@ -87,7 +87,7 @@ typedef struct Backend {
   void (*carved)(void *p, size_t bytes);
   /* Told where each training step ends (NULL for none): the emulated CUDA device prints the
    * step's counters (launches, copies, host waits). */
-  void (*step_end)(void);
+  void (*step_end)(long const_sends); /* const_sends: constants sent during the step */
 
   /* elementwise (cpu/cpu_elementwise.c) */
   void (*fill)(float *x, float v, long n);
@@ -177,7 +177,10 @@ typedef struct Backend {
   void (*sgd)(float *w, const float *g, float lr, long n);
   void (*adam)(float *w, const float *g, float *m, float *v, long n, float b1, float b2,
                float step, float inv_sqrt_bc2, float eps);
-  double (*sum_squares)(const float *g, long n); /* returns to the host: one number */
+  /* d2l's grad_clipping over a gradient block: g *= max_norm / ||g|| where ||g|| > max_norm;
+   * ||g|| is written to *norm (one float of this device's memory: nothing comes back to the
+   * host, so the step need not wait for it) */
+  void (*clip_grad)(float *g, long n, float max_norm, float *norm);
 
   /* the chapters' fused kernels (cpu/cpu_fused.c, cpu/cpu_rnn.c) */
   void (*additive_scores)(const float *q, const float *kp, const float *w, float *out, float *T,
@@ -217,6 +220,9 @@ bool backend_available(Device d);
 void backend_copy(void *dst, Device to, const void *src, Device from, size_t bytes);
 /* A training loop's step on device d ends here (the device's step_end, if it has one). */
 void backend_step_end(Device d);
+/* A constant was sent to device d (tensor_const_*): sent once for the program, it is counted
+ * apart from the step's own copies. */
+void backend_note_const_send(Device d);
 /* Install a table for a device (tests install a second one on DEV_TEST). */
 void backend_register(Device d, const Backend *be);
 extern const Backend cpu_backend;

@@ -125,7 +125,10 @@ void Adam_init(Adam *opt, ParamSet *ps, float lr); /* betas (0.9, 0.999), eps 1e
 void Adam_step(Adam *opt);
 void Adam_free(Adam *opt);
 
-/* Scale all gradients so their global L2 norm is at most max_norm; returns the norm before. */
+/* Scale all gradients so their global L2 norm is at most max_norm; returns the norm before
+ * (read back from the device). */
 float clip_grad_norm(ParamSet *ps, float max_norm);
+/* The same without the read: d2l's grad_clipping, what a training step calls. */
+void grad_clipping(ParamSet *ps, float max_norm);
 
 #endif

@@ -76,17 +76,21 @@ void Adam_free(Adam *opt) {
 
 /* ---------- gradient clipping ---------- */
 
-/* d2l's grad_clipping: g <- g * theta / ||g|| when the global norm exceeds theta. The norm
- * comes back to the host (one number); the scaling is one kernel over the gradient block. */
-float clip_grad_norm(ParamSet *ps, float max_norm) {
+/* d2l's grad_clipping: g <- g * theta / ||g|| when the global norm exceeds theta, over the
+ * gradient block on its device. The norm stays there (one float of the step's arena): a
+ * training step never waits for it. Returns where it is. */
+static float *clip(ParamSet *ps, float max_norm) {
   paramset_pack(ps);
-  double sq;
-  KERNEL_RET(sq, ps->device, sum_squares, ps->grad, ps->total);
-  double norm = sqrt(sq);
-  if (norm > max_norm) {
-    float scale = (float)(max_norm / norm);
-    KERNEL(ps->device, unary, UN_SCALE, scale, ps->grad, ps->grad, ps->total);
-  }
-  return (float)norm;
+  float *norm = dev_alloc(ps->device, sizeof(float));
+  KERNEL(ps->device, clip_grad, ps->grad, ps->total, max_norm, norm);
+  return norm;
+}
+
+void grad_clipping(ParamSet *ps, float max_norm) { (void)clip(ps, max_norm); }
+
+float clip_grad_norm(ParamSet *ps, float max_norm) {
+  float norm;
+  backend_of(ps->device)->to_host(&norm, clip(ps, max_norm), sizeof norm); /* read back */
+  return norm;
 }
 

@@ -16,14 +16,10 @@ Tensor *MaskedSoftmaxCELoss(Tensor *pred, Tensor *label, Tensor *valid_len) {
                  "(batch, num_steps) and (batch)",
                  shape_str(pred, sp, sizeof sp), shape_str(label, sl, sizeof sl),
                  shape_str(valid_len, sv, sizeof sv));
-  int B = label->shape[0], T = label->shape[1];
-  /* weights = sequence_mask(ones_like(label), valid_len): 1 for real tokens, 0 for padding */
-  const float *vl = host_read(valid_len); /* an explicit host copy off the CPU */
-  float *wh = arena_alloc(sizeof(float) * (size_t)B * (size_t)T);
-  for (int b = 0; b < B; b++)
-    for (int t = 0; t < T; t++) wh[b * T + t] = (float)t < vl[b] ? 1.0f : 0.0f;
-  Tensor *w = tensor_new_on(pred->device, 2, label->shape); /* (batch, num_steps) */
-  tensor_copy_from_host(w, wh);
+  /* weights = sequence_mask(ones_like(label), valid_len): 1 for real tokens, 0 for padding,
+   * made where pred is (nothing to send) */
+  Tensor *ones = tensor_full_on(pred->device, 2, label->shape, 1.0f); /* (batch, num_steps) */
+  Tensor *w = t_sequence_mask(ones, valid_len, 0.0f);                 /* (batch, num_steps) */
   Tensor *l = t_cross_entropy(pred, label, w); /* (batch, num_steps) */
   return t_mean(l, 1, false);                  /* (batch) */
 }

@@ -8,12 +8,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "gemm.h"
 #include "util.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+/* ================================================================ losses */
+
+void step_losses_init(StepLosses *s, Device d) {
+  s->device = d;
+  s->slots = backend_of(d)->alloc(sizeof(float) * STEP_LOSS_PARTS);
+}
+
+void step_losses_put(StepLosses *s, int part, const Tensor *loss) {
+  if (loss->device != s->device || part < 0 || part >= STEP_LOSS_PARTS)
+    tensor_error("step_losses_put", "part %d's loss is on %s, the step's losses on %s", part,
+                 device_name(loss->device), device_name(s->device));
+  backend_of(s->device)->copy(s->slots + part, loss->data, sizeof(float)); /* no wait */
+}
+
+void step_losses_read(StepLosses *s, int parts, float *out) {
+  backend_of(s->device)->to_host(out, s->slots, sizeof(float) * (size_t)parts);
+}
+
+void step_losses_free(StepLosses *s) {
+  if (s->slots) backend_of(s->device)->free(s->slots);
+  s->slots = NULL;
+}
 
 /* ================================================================ twins */
 
@@ -100,10 +124,14 @@ static Tensor *batch_loss(Seq2SeqModel *m, const NmtBatch *b, int num_steps, int
    * batches' and 40% of the classic ones on fra-eng's short pairs. The book computes them. */
   const int T = num_steps, Ty = trim ? batch_max_len(b->Y_valid_len) : T;
   const int Tx = trim && m->exec.encoder_ignores_padding ? batch_max_len(b->X_valid_len) : T;
-  const Device dv = m->ps->device; /* send the batch to the model's device */
-  Tensor *X = tensor_to(first_cols(b->X, Tx), dv), *X_vl = tensor_to(b->X_valid_len, dv);
-  Tensor *Y = tensor_to(first_cols(b->Y, Ty), dv), *Y_vl = tensor_to(b->Y_valid_len, dv);
-  Tensor *dec_X = seq2seq_dec_input(Y, bos);                /* (batch, Ty) */
+  /* the batch and the decoder input made from it, on the host; then to the model's device in
+   * one copy */
+  Tensor *Yh = first_cols(b->Y, Ty);
+  Tensor *in[5] = {first_cols(b->X, Tx), b->X_valid_len, Yh, b->Y_valid_len,
+                   seq2seq_dec_input(Yh, bos)};
+  tensor_to_packed(in, 5, m->ps->device);
+  Tensor *X = in[0], *X_vl = in[1], *Y = in[2], *Y_vl = in[3]; /* (batch, Tx), (batch), ... */
+  Tensor *dec_X = in[4];                                    /* (batch, Ty) */
   Tensor *Y_hat = trim && m->exec.forward_packed /* (batch, Ty, tgt_vocab) */
                      ? m->exec.forward_packed(m->net, X, X_vl, dec_X, Y_vl, training)
                      : m->forward(m->net, X, X_vl, dec_X, training);
@@ -259,6 +287,7 @@ struct Seq2SeqExec {
   int num_steps, bos;
   bool token_mean;
   bool training;      /* dropout on (seq2seq_exec_step sets it from its Seq2SeqStep) */
+  StepLosses losses;  /* the parts' losses, read once a step */
   Seq2SeqRun run;     /* WHOLE, PARTS or TWIN */
   Seq2SeqModel twin;  /* with run TWIN: the twin, its context and dropout generator */
   AgContext *ctx;
@@ -287,6 +316,7 @@ Seq2SeqExec *seq2seq_exec_new(Seq2SeqModel *m, int num_steps, int bos, bool toke
     e->ctx = ag_context_new();
   }
   e->run = run;
+  step_losses_init(&e->losses, m->ps->device);
   return e;
 }
 
@@ -296,6 +326,7 @@ void seq2seq_exec_free(Seq2SeqExec *e) {
     e->m->exec.twin_free(&e->twin);
     ag_context_free(e->ctx);
   }
+  step_losses_free(&e->losses);
   free(e);
 }
 
@@ -303,12 +334,12 @@ const ParamSet *seq2seq_exec_twin_params(const Seq2SeqExec *e) {
   return e->run == SEQ2SEQ_RUN_TWIN ? e->twin.ps : NULL;
 }
 
-/* One part of a batch: forward, loss, backward; returns the part's summed loss. */
-static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, int bos,
-                           float token_scale, bool training) {
+/* One part of a batch: forward, loss, backward; the part's summed loss goes to slot `part` of
+ * the step's losses (read once, after the last part). */
+static void part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, int bos,
+                          float token_scale, bool training, StepLosses *losses, int part) {
   Tensor *ls = batch_loss(m, pb, num_steps, bos, true, training); /* (1) */
-  float ls_host;
-  tensor_to_host(ls, &ls_host); /* the one number a step reads back */
+  step_losses_put(losses, part, ls);
   /* d2l 1.0 averages over the valid tokens: its l is mean CE over tokens, so the summed
    * per-sequence loss (each a mean over num_steps) is rescaled to that. */
   if (token_scale != 1.0f) ls = t_scale(ls, token_scale);
@@ -316,7 +347,6 @@ static float part_backward(Seq2SeqModel *m, const NmtBatch *pb, int num_steps, i
   ag_set_release_grads(true);
   ag_backward(ls); /* the parameters' gradients add up over the parts */
   ag_set_release_grads(false);
-  return ls_host;
 }
 
 /* What each part of a cut batch needs (twin_parts_run). */
@@ -326,49 +356,61 @@ typedef struct {
   int cut, num_steps, bos;
   float token_scale;
   bool training;
-  float loss[2];
+  StepLosses *losses;
 } PartsStep;
 
 static void run_part(int part, void *arg) {
   PartsStep *st = arg;
   NmtBatch pb = host_rows_batch(st->s, part ? st->cut : 0, part ? st->s->B : st->cut);
-  st->loss[part] =
-      part_backward(st->m[part], &pb, st->num_steps, st->bos, st->token_scale, st->training);
+  part_backward(st->m[part], &pb, st->num_steps, st->bos, st->token_scale, st->training,
+                st->losses, part);
 }
 
-double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b) {
+/* Forward, loss and backward of b, its parts' losses left in e->losses; returns the parts. */
+static int exec_parts(Seq2SeqExec *e, const NmtBatch *b) {
   Seq2SeqModel *m = e->m;
   const long nt = b->num_tokens;
   const float token_scale = e->token_mean ? (float)e->num_steps / (float)(nt ? nt : 1) : 1.0f;
-  if (e->run == SEQ2SEQ_RUN_WHOLE || b->size < SPLIT_MIN_ROWS)
-    return part_backward(m, b, e->num_steps, e->bos, token_scale, e->training);
+  if (e->run == SEQ2SEQ_RUN_WHOLE || b->size < SPLIT_MIN_ROWS) {
+    part_backward(m, b, e->num_steps, e->bos, token_scale, e->training, &e->losses, 0);
+    return 1;
+  }
   HostRows sorted;
   sort_rows(b, e->num_steps, &sorted);
   const int cut = find_cut(m, &sorted);
-  double lsum;
   if (cut) {
     const bool twin = e->run == SEQ2SEQ_RUN_TWIN;
     PartsStep st = {{m, twin ? &e->twin : m}, &sorted, cut, e->num_steps, e->bos, token_scale,
-                    e->training, {0, 0}};
+                    e->training, &e->losses};
     twin_parts_run(run_part, &st, m->ps, twin ? e->twin.ps : NULL, twin ? e->ctx : NULL,
                    twin ? &e->rng : NULL);
-    lsum = (double)st.loss[0] + (double)st.loss[1];
   } else { /* whole, but sorted by length: a packing decoder skips more */
     NmtBatch whole = host_rows_batch(&sorted, 0, sorted.B);
-    lsum = part_backward(m, &whole, e->num_steps, e->bos, token_scale, e->training);
+    part_backward(m, &whole, e->num_steps, e->bos, token_scale, e->training, &e->losses, 0);
   }
   host_rows_free(&sorted);
-  return lsum;
+  return cut ? 2 : 1;
+}
+
+/* The summed loss of the parts: the step's one read of the device. */
+static double exec_loss(Seq2SeqExec *e, int parts) {
+  float l[STEP_LOSS_PARTS] = {0, 0};
+  step_losses_read(&e->losses, parts, l);
+  return parts == 2 ? (double)l[0] + (double)l[1] : l[0];
+}
+
+double seq2seq_exec_backward(Seq2SeqExec *e, const NmtBatch *b) {
+  return exec_loss(e, exec_parts(e, b));
 }
 
 double seq2seq_exec_step(Seq2SeqExec *e, const NmtBatch *b, const Seq2SeqStep *s) {
   ParamSet *ps = e->m->ps;
   paramset_zero_grad(ps);
   e->training = s->training;
-  const double l = seq2seq_exec_backward(e, b); /* forward, loss, backward */
-  if (s->clip > 0) clip_grad_norm(ps, s->clip);
+  const int parts = exec_parts(e, b); /* forward, loss, backward */
+  if (s->clip > 0) grad_clipping(ps, s->clip); /* on the device: nothing comes back */
   Adam_step(s->opt);
-  return l;
+  return exec_loss(e, parts); /* read once, the whole step launched */
 }
 
 /* ================================================================ threads */

@@ -18,6 +18,20 @@
 #include "rng.h"
 #include "seq2seq.h"
 
+/* ---------------------------------------------------------------- the step's losses */
+
+/* The losses of a step's parts stay where they were computed until the step reads them all in
+ * one copy, after the last part's backward: on a device, the step's one wait for the host. */
+enum { STEP_LOSS_PARTS = 2 };
+typedef struct {
+  Device device;
+  float *slots; /* STEP_LOSS_PARTS floats of the device's memory */
+} StepLosses;
+void step_losses_init(StepLosses *s, Device d);
+void step_losses_put(StepLosses *s, int part, const Tensor *loss); /* loss (1), a copy on d */
+void step_losses_read(StepLosses *s, int parts, float *out);      /* slots [0, parts) */
+void step_losses_free(StepLosses *s);
+
 /* ---------------------------------------------------------------- twins */
 
 /* Build a twin: build(arg) runs with this thread's generator set to gen (rng_use), so the

@@ -113,6 +113,12 @@ Tensor *tensor_full(int ndim, const int *shape, float v) {
   return tensor_stage_done(t, h);
 }
 
+Tensor *tensor_full_on(Device d, int ndim, const int *shape, float v) {
+  Tensor *t = tensor_new_on(d, ndim, shape);
+  KERNEL(d, fill, t->data, v, t->size);
+  return t;
+}
+
 Tensor *tensor_from(int ndim, const int *shape, const float *src) {
   Tensor *t = tensor_new(ndim, shape);
   tensor_copy_from_host(t, src);
@@ -154,6 +160,99 @@ Tensor *tensor_to(Tensor *x, Device d) {
   backend_copy(t->data, d, x->data, x->device, bytes);
   if (x->device == DEV_CPU) keep_host_copy(t, x->data, bytes); /* it came from the host */
   return t;
+}
+
+void tensor_to_packed(Tensor **xs, int n, Device d) {
+  if (d == DEV_CPU) return;
+  enum { ALIGN = 64 }; /* each piece where the arena would put it: exact bounds per tensor */
+  size_t total = 0;
+  for (int i = 0; i < n; i++) {
+    if (xs[i]->device != DEV_CPU)
+      tensor_error("tensor_to_packed", "tensor %d (%s) is on %s: only host tensors are sent", i,
+                   xs[i]->name, device_name(xs[i]->device));
+    total += (sizeof(float) * (size_t)xs[i]->size + ALIGN - 1) / ALIGN * ALIGN;
+  }
+  char *h = arena_alloc(total ? total : 1), *blk = dev_alloc(d, total ? total : 1);
+  const Backend *be = backend_of(d);
+  size_t off = 0;
+  Tensor *out[n ? n : 1];
+  for (int i = 0; i < n; i++) {
+    const size_t bytes = sizeof(float) * (size_t)xs[i]->size;
+    memcpy(h + off, xs[i]->data, bytes);
+    if (be->carved) be->carved(blk + off, bytes);
+    Tensor *t = arena_calloc(sizeof *t);
+    t->ndim = xs[i]->ndim;
+    memcpy(t->shape, xs[i]->shape, sizeof t->shape);
+    t->size = xs[i]->size;
+    t->data = (float *)(blk + off);
+    t->device = d;
+    t->name = xs[i]->name;
+    keep_host_copy(t, xs[i]->data, bytes); /* it came from the host */
+    out[i] = t;
+    off += (bytes + ALIGN - 1) / ALIGN * ALIGN;
+  }
+  be->from_host(blk, h, total); /* the one copy */
+  for (int i = 0; i < n; i++) xs[i] = out[i];
+}
+
+/* ---------- constants: sent once per device ---------- */
+
+/* A constant's device copy and the host bytes it was made from (kept for the program): `rows`
+ * copies of a row of n floats. */
+typedef struct {
+  Device d;
+  long n, rows;
+  float *host, *dev;
+} ConstEntry;
+enum { CONST_MAX = 64 };
+static ConstEntry g_consts[CONST_MAX];
+static int g_nconsts;
+
+/* A new entry (an older one stays: tensors of this step may still read it), or NULL when the
+ * table is full (the caller then makes a plain copy). */
+static ConstEntry *const_send(Device d, long n, long rows, const float *src) {
+  if (g_nconsts == CONST_MAX) return NULL;
+  const Backend *be = backend_of(d);
+  ConstEntry *e = &g_consts[g_nconsts++];
+  const size_t bytes = sizeof(float) * (size_t)n * (size_t)rows;
+  *e = (ConstEntry){d, n, rows, xmalloc(bytes), be->alloc(bytes)};
+  for (long r = 0; r < rows; r++) memcpy(e->host + r * n, src, sizeof(float) * (size_t)n);
+  be->from_host(e->dev, e->host, bytes);
+  backend_note_const_send(d);
+  return e;
+}
+
+/* A tensor of the given shape over a constant's first elements */
+static Tensor *const_view(const ConstEntry *e, int ndim, const int *shape) {
+  Tensor *t = arena_calloc(sizeof *t);
+  t->ndim = ndim;
+  memcpy(t->shape, shape, sizeof(int) * (size_t)ndim);
+  t->size = shape_numel(ndim, shape);
+  t->data = e->dev;
+  t->host = e->host;
+  t->device = e->d;
+  t->name = "constant";
+  return t;
+}
+
+Tensor *tensor_const_rows(int rows, int n, const float *row) {
+  const int shape[2] = {rows, n};
+  check_shape("tensor_const_rows", 2, shape);
+  const Device d = g_default_device;
+  const ConstEntry *e = NULL;
+  if (d != DEV_CPU) {
+    for (int i = 0; i < g_nconsts && !e; i++)
+      if (g_consts[i].d == d && g_consts[i].n == n &&
+          g_consts[i].rows >= rows && memcmp(g_consts[i].host, row, sizeof(float) * (size_t)n) == 0)
+        e = &g_consts[i];
+    /* room for a batch of 256 at once, so that batches of other sizes find it too */
+    if (!e) e = const_send(d, n, rows > 256 ? rows : 256, row);
+    if (e) return const_view(e, 2, shape);
+  }
+  Tensor *t = tensor_new(2, shape);
+  float *h = tensor_stage(t);
+  for (int r = 0; r < rows; r++) memcpy(h + (long)r * n, row, sizeof(float) * (size_t)n);
+  return tensor_stage_done(t, h);
 }
 
 void tensor_same_device(const char *op, const Tensor *a, const Tensor *b, const Tensor *c) {

@@ -102,6 +102,15 @@ void tensor_copy_from_host(Tensor *t, const float *src);
 /* Host memory holding t's data, for host code that reads numbers (prints, figures, metrics):
  * t->data itself on the CPU, else a copy in the activation arena. Read-only. */
 const float *host_read(const Tensor *t);
+/* Send n host tensors to device d in one copy: each xs[i] is replaced by its copy on d, the
+ * copies side by side in one block of d's memory (a training step sends its batch this way:
+ * one copy, not one per tensor). Nothing moves on the CPU. */
+void tensor_to_packed(Tensor **xs, int n, Device d);
+/* A constant (rows, n) tensor whose every row is row[0..n) (causal valid lengths), on the
+ * default device: off the CPU it is sent once (room for 256 rows or more) and then found by its
+ * row, so a step does not send it again. Read-only: nothing may write it. On the CPU, a plain
+ * tensor in the arena. */
+Tensor *tensor_const_rows(int rows, int n, const float *row);
 /* An op's inputs must share one device: a clear error naming the op and both devices. */
 void tensor_same_device(const char *op, const Tensor *a, const Tensor *b, const Tensor *c);
 
@@ -110,6 +119,7 @@ Tensor *tensor_new(int ndim, const int *shape);                 /* uninitialized
 Tensor *tensor_new_on(Device d, int ndim, const int *shape);
 Tensor *tensor_zeros(int ndim, const int *shape);
 Tensor *tensor_full(int ndim, const int *shape, float v);
+Tensor *tensor_full_on(Device d, int ndim, const int *shape, float v); /* filled on d: no copy */
 Tensor *tensor_from(int ndim, const int *shape, const float *src); /* copies src */
 Tensor *tensor_like(const Tensor *t);                           /* same shape, zeros */
 Tensor *tensor_arange(int n);                                   /* (n) 0..n-1 */

@@ -35,7 +35,7 @@
   type *name = (type *)al_dynamic_shared_
 #define LAUNCH_(sync, kernel, grid, block, shared, ...)                                        \
   do {                                                                                         \
-    kernel<<<(grid), (block), (shared)>>>(__VA_ARGS__);                                        \
+    kernel<<<(grid), (block), (shared), cuda_stream()>>>(__VA_ARGS__);                         \
     cuda_check_launch(#kernel, __FILE__, __LINE__);                                            \
   } while (0)
 #define AL_GRID_CAP(hw) (hw)
@@ -63,6 +63,9 @@ extern "C" {
                                      __FILE__, __LINE__);                                      \
   } while (0)
 void cuda_check_launch(const char *kernel, const char *file, int line);
+/* The kit's own stream (backend.cu): every launch, copy and cuBLAS call goes on it, in order, so
+ * the host only waits where it reads a result (Backend.to_host). */
+cudaStream_t cuda_stream(void);
 
 /* ---------- grid shapes ---------- */
 /* Threads a block for the elementwise kernels: 256 keeps 8 warps a block, enough to hide
@@ -115,6 +118,7 @@ typedef struct {
   cublasHandle_t handle;
   decltype(&cublasCreate) create;
   decltype(&cublasSetMathMode) set_math_mode;
+  decltype(&cublasSetStream) set_stream;
   decltype(&cublasSgemm) sgemm;
   decltype(&cublasSgemmStridedBatched) sgemm_strided_batched;
   decltype(&cublasGetStatusName) status_name;

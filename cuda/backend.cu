@@ -52,6 +52,7 @@ const CudaBlas *cuda_blas(void) { return &g_blas; }
 extern "C" bool cuda_blas_load(char *err, size_t errlen) {
   g_blas.create = cublasCreate;
   g_blas.set_math_mode = cublasSetMathMode;
+  g_blas.set_stream = cublasSetStream;
   g_blas.sgemm = cublasSgemm;
   g_blas.sgemm_strided_batched = cublasSgemmStridedBatched;
   g_blas.status_name = cublasGetStatusName;
@@ -88,6 +89,7 @@ extern "C" bool cuda_blas_load(char *err, size_t errlen) {
   CudaBlas b = {};
   if (!blas_sym(lib, "cublasCreate_v2", &b.create, err, errlen) ||
       !blas_sym(lib, "cublasSetMathMode", &b.set_math_mode, err, errlen) ||
+      !blas_sym(lib, "cublasSetStream_v2", &b.set_stream, err, errlen) ||
       !blas_sym(lib, "cublasSgemm_v2", &b.sgemm, err, errlen) ||
       !blas_sym(lib, "cublasSgemmStridedBatched", &b.sgemm_strided_batched, err, errlen) ||
       !blas_sym(lib, "cublasGetStatusName", &b.status_name, err, errlen)) {
@@ -103,6 +105,39 @@ extern "C" bool cuda_blas_load(char *err, size_t errlen) {
 
 static CudaCopyCounts g_copies;
 
+/* The kit's stream. A blocking stream (not cudaStreamNonBlocking), so that anything left on the
+ * legacy default stream stays ordered with it. */
+static cudaStream_t g_stream;
+cudaStream_t cuda_stream(void) { return g_stream; }
+
+/* Pinned host memory that copies go through, so that a copy to the device is asynchronous (the
+ * host goes on at once; the caller's memory may be reused right away: the bytes were copied
+ * here) and a read back waits once, for the stream. Space is handed out in order; it is free
+ * again once the host has waited for the stream (every copy made before the wait has run), and
+ * a copy that finds it full waits first. */
+static struct {
+  char *p;
+  size_t cap, used;
+} g_staging;
+
+static void staging_reset(void) { g_staging.used = 0; }
+
+static char *staging_take(size_t bytes) {
+  bytes = (bytes + 63) / 64 * 64;
+  if (g_staging.used + bytes > g_staging.cap) {
+    CUDA_CHECK(cudaStreamSynchronize(g_stream)); /* every copy from it has run */
+    staging_reset();
+    if (bytes > g_staging.cap) {
+      CUDA_CHECK(cudaFreeHost(g_staging.p));
+      g_staging.cap = bytes > ((size_t)16 << 20) ? bytes : (size_t)16 << 20;
+      CUDA_CHECK(cudaMallocHost((void **)&g_staging.p, g_staging.cap));
+    }
+  }
+  char *p = g_staging.p + g_staging.used;
+  g_staging.used += bytes;
+  return p;
+}
+
 static void *cu_alloc(size_t bytes) {
   void *p = NULL;
   cudaError_t e = cudaMalloc(&p, bytes ? bytes : 64); /* cudaMalloc aligns to 256 bytes */
@@ -117,18 +152,32 @@ static void *cu_alloc(size_t bytes) {
   return p;
 }
 static void cu_free(void *p) { CUDA_CHECK(cudaFree(p)); }
+/* A read: after the stream's work, into pinned memory, then the one wait. (One that does not
+ * fit goes straight to dst: a copy to pageable memory returns when it is done, one wait too.) */
 static void cu_to_host(void *dst, const void *src, size_t bytes) {
   g_copies.to_host++;
-  CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+  if (g_staging.used + bytes <= g_staging.cap) {
+    char *h = g_staging.p + g_staging.used; /* not taken: it is free again after the wait */
+    CUDA_CHECK(cudaMemcpyAsync(h, src, bytes, cudaMemcpyDeviceToHost, g_stream));
+    CUDA_CHECK(cudaStreamSynchronize(g_stream));
+    memcpy(dst, h, bytes);
+  } else {
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, g_stream));
+  }
+  staging_reset();
 }
 static void cu_from_host(void *dst, const void *src, size_t bytes) {
   g_copies.to_device++;
-  CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  char *h = staging_take(bytes);
+  memcpy(h, src, bytes);
+  CUDA_CHECK(cudaMemcpyAsync(dst, h, bytes, cudaMemcpyHostToDevice, g_stream));
 }
 static void cu_copy(void *dst, const void *src, size_t bytes) {
-  CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, g_stream));
 }
-static void cu_zero(void *p, size_t bytes) { CUDA_CHECK(cudaMemset(p, 0, bytes)); }
+static void cu_zero(void *p, size_t bytes) {
+  CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, g_stream));
+}
 #ifdef AL_CUDA_EMU
 static void cu_carved(void *p, size_t bytes) { emu_carve(p, bytes); }
 #endif
@@ -139,15 +188,16 @@ extern "C" CudaCopyCounts cuda_copy_counts(void) { return g_copies; }
 /* One line per training step on the emulated device: what the step cost in launches, copies
  * and host waits (tests/suites/cuda_step.sh holds them to a step that waits once), and with
  * AL_CUDA_EMU_PROFILE=1 its memory traffic and the H100 estimate. */
-static void cu_step_end(void) {
+static void cu_step_end(long const_sends) {
   static EmuCounters last;
   static long step;
   EmuCounters c = emu_counters();
   fflush(stdout);
-  fprintf(stderr, "cuda step %ld: %ld launches; copies: %ld to the device (%.1f KB), %ld to the "
-          "host (%.0f B); %ld host waits", ++step, c.launches - last.launches,
-          c.to_device - last.to_device, (c.bytes_to_device - last.bytes_to_device) / 1024,
-          c.to_host - last.to_host, c.bytes_to_host - last.bytes_to_host, c.waits - last.waits);
+  fprintf(stderr, "cuda step %ld: %ld launches; copies: %ld to the device (%.1f KB; %ld of them "
+          "constants, sent once), %ld to the host (%.0f B); %ld host waits", ++step,
+          c.launches - last.launches, c.to_device - last.to_device,
+          (c.bytes_to_device - last.bytes_to_device) / 1024, const_sends, c.to_host - last.to_host,
+          c.bytes_to_host - last.bytes_to_host, c.waits - last.waits);
   if (c.moved_bytes > last.moved_bytes)
     fprintf(stderr, "; %.1f MB moved, H100 est %.1f us", (c.moved_bytes - last.moved_bytes) / 1e6,
             (c.h100_seconds - last.h100_seconds) * 1e6);
@@ -206,6 +256,20 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
   }
   /* FP32 products, so GPU and CPU agree to float rounding; AL_CUDA_TF32=1 allows TF32 tensor
    * cores (about 10 significant bits in the products' inputs). */
+  e = cudaStreamCreateWithFlags(&g_stream, 0);
+  if (e != cudaSuccess) {
+    snprintf(err, errlen, "cannot create a CUDA stream (%s: %s); run with --device cpu",
+             cudaGetErrorName(e), cudaGetErrorString(e));
+    return false;
+  }
+  g_blas.set_stream(g_blas.handle, g_stream); /* the products go on the kit's stream too */
+  g_staging.cap = (size_t)16 << 20; /* a step's batch; it grows for a larger copy */
+  e = cudaMallocHost((void **)&g_staging.p, g_staging.cap);
+  if (e != cudaSuccess) {
+    snprintf(err, errlen, "cannot allocate %zu MB of pinned host memory (%s); run with --device "
+             "cpu", g_staging.cap >> 20, cudaGetErrorName(e));
+    return false;
+  }
   const char *tf32 = getenv("AL_CUDA_TF32");
   g_blas.set_math_mode(g_blas.handle, tf32 && strcmp(tf32, "1") == 0
                                           ? CUBLAS_TF32_TENSOR_OP_MATH

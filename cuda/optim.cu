@@ -1,15 +1,17 @@
 /* optim.cu — the optimizers on the GPU (CPU twin: common/cpu/cpu_optim.c): an SGD step, an
- * Adam step (as torch.optim.Adam computes it) and the sum of squares behind d2l's gradient
- * clipping (common/optim.c), each over one block of a model's parameters. Tested by
- * tests/cuda/cases_optim.c (small models trained a few steps on each device, compared).
+ * Adam step (as torch.optim.Adam computes it) and d2l's gradient clipping (common/optim.c),
+ * each over one block of a model's parameters. Tested by tests/cuda/cases_optim.c (small
+ * models trained a few steps on each device, compared).
  *
  * Grids: sgd and adam are one thread per parameter in a grid-stride loop (EW_THREADS a block;
- * each element is independent and read once). sum_squares is two passes, so the sum has a fixed
+ * each element is independent and read once). Clipping sums in two passes, so the sum has a fixed
  * order whatever the timing (no atomics: the clipped gradients are the same every run): pass 1,
  * SQ_BLOCKS blocks at most of SQ_THREADS threads, each thread sums squares in double along a
  * grid-stride loop and each block reduces its threads' sums (warp shuffles, then one warp over
  * the warps' sums) into one double of a small device buffer; pass 2, one block adds those
- * partial sums the same way; the host then copies that one double back.
+ * partial sums the same way and writes the norm and the gradients' factor to device memory;
+ * pass 3 scales the gradients by that factor, read there. Nothing comes back to the host (as
+ * llm.c keeps its clipping on the device), so a training step does not wait for the norm.
  */
 #include "kernels.cuh"
 
@@ -74,37 +76,48 @@ static __global__ void sum_squares_kernel(const float *g, long n, double *partia
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
 
-/* pass 2: out[0] = sum of partial[0..count), one block */
-static __global__ void sum_partials_kernel(const double *partial, int count, double *out) {
+/* pass 2: the sum of partial[0..count) (one block), its square root to norm[0], and the factor
+ * of the gradients to scale[0]: max_norm / norm where the norm is larger, else 1 */
+static __global__ void clip_norm_kernel(const double *partial, int count, float max_norm,
+                                        float *norm, float *scale) {
   SHARED_ARRAY(double, scratch, 32);
   double s = 0.0;
   for (int i = threadIdx.x; i < count; i += blockDim.x) s += partial[i];
   s = block_sum_double(s, scratch);
-  if (threadIdx.x == 0) out[0] = s;
+  if (threadIdx.x == 0) {
+    double nrm = sqrt(s);
+    norm[0] = (float)nrm;
+    scale[0] = nrm > max_norm ? (float)(max_norm / nrm) : 1.0f;
+  }
 }
 
-/* The partial sums and the total: SQ_BLOCKS + 1 doubles of device memory, allocated on the
- * first call and kept for the process (one small buffer; the driver frees it at exit). */
+/* pass 3: g (n) *= scale[0], read from device memory (nothing when it is 1) */
+static __global__ void clip_scale_kernel(float *g, long n, const float *scale) {
+  const float s = scale[0];
+  if (s == 1.0f) return;
+  for (long j = first_index(); j < n; j += grid_stride()) g[j] = s * g[j];
+}
+
+/* The partial sums and the factor: SQ_BLOCKS doubles and a float of device memory, allocated on
+ * the first call and kept for the process (one small buffer; the driver frees it at exit). */
 static double *sq_buffer(void) {
   static double *buf;
   if (!buf) CUDA_CHECK(cudaMalloc((void **)&buf, sizeof(double) * (SQ_BLOCKS + 1)));
   return buf;
 }
 
-static double cuda_sum_squares(const float *g, long n) {
-  if (n <= 0) return 0.0;
-  double *partial = sq_buffer(), *total = partial + SQ_BLOCKS;
+static void cuda_clip_grad(float *g, long n, float max_norm, float *norm) {
+  double *partial = sq_buffer();
+  float *scale = (float *)(partial + SQ_BLOCKS);
   long b = (n + SQ_THREADS - 1) / SQ_THREADS;
   int blocks = (int)cap_grid(b, SQ_BLOCKS);
   LAUNCH_SYNC(sum_squares_kernel, blocks, SQ_THREADS, 0, g, n, partial);
-  LAUNCH_SYNC(sum_partials_kernel, 1, SQ_THREADS, 0, partial, blocks, total);
-  double sq;
-  backend_of(DEV_CUDA)->to_host(&sq, total, sizeof sq); /* the one number, counted as a copy */
-  return sq;
+  LAUNCH_SYNC(clip_norm_kernel, 1, SQ_THREADS, 0, partial, blocks, max_norm, norm, scale);
+  if (n > 0) LAUNCH(clip_scale_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, g, n, scale);
 }
 
 void cuda_register_optim(Backend *be) {
   be->sgd = cuda_sgd;
   be->adam = cuda_adam;
-  be->sum_squares = cuda_sum_squares;
+  be->clip_grad = cuda_clip_grad;
 }

@@ -84,7 +84,7 @@ static void cuda_rnn_cell(CellKind kind, const float *gx, const float *Hp, const
   if (W_hh)
     gemm_rm(false, false, B, G, H, 1.0f, Hp, H, W_hh, G, 0.0f, act, G);
   else
-    CUDA_CHECK(cudaMemset(act, 0, sizeof(float) * (size_t)B * (size_t)G));
+    CUDA_CHECK(cudaMemsetAsync(act, 0, sizeof(float) * (size_t)B * (size_t)G, cuda_stream()));
   LAUNCH(rnn_cell_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, kind, gx, Hp, Cp, b_hh, act,
          extra, out, B, H);
 }

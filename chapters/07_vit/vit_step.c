@@ -36,6 +36,7 @@ struct ViTStep {
   ViTTwin *twin; /* NULL where it does not pay */
   float *X, *y;  /* the batch, copied off the arena, which the halves may rewind */
   size_t cap_x, cap_y; /* floats X and y hold */
+  StepLosses losses;   /* the halves' losses, read once a step */
 };
 
 /* Whether a batch of bs images trains in two halves: a model small enough that its ops do not
@@ -90,13 +91,16 @@ static void twin_free(ViTTwin *t) {
 
 ViTStep *vit_step_new(ViT *m, ParamSet *ps, ViTForwardFn forward, ViTLossFn loss) {
   ViTStep *s = xcalloc(1, sizeof *s);
-  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0, 0};
+  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0, 0, {DEV_CPU, NULL}};
+  paramset_pack(ps); /* a model built on a device is on it once packed */
+  step_losses_init(&s->losses, ps->device);
   return s;
 }
 
 void vit_step_free(ViTStep *s) {
   if (!s) return;
   twin_free(s->twin);
+  step_losses_free(&s->losses);
   free(s->X);
   free(s->y);
   free(s);
@@ -105,44 +109,48 @@ void vit_step_free(ViTStep *s) {
 const ParamSet *vit_step_twin_params(const ViTStep *s) { return s->twin ? &s->twin->ps : NULL; }
 
 /* Images [lo, hi) of a batch of bs on model m: forward, loss, and the backward of that loss
- * scaled to its share of the batch's mean. Returns the part's mean loss. */
-static float part_backward(const ViTStep *s, ViT *m, const float *X, const float *y, int lo,
-                           int hi, int bs, int C, int S) {
+ * scaled to its share of the batch's mean. The part's mean loss goes to slot `part` of the
+ * step's losses. */
+static void part_backward(ViTStep *s, ViT *m, const float *X, const float *y, int lo, int hi,
+                          int bs, int C, int S, int part) {
   const int n = hi - lo;
   const size_t img = (size_t)C * S * S;
   Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){n, C, S, S}); /* (n, C, S, S) */
   Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){n});          /* (n) */
   memcpy(Xh->data, X + (size_t)lo * img, sizeof(float) * (size_t)n * img);
   memcpy(yh->data, y + lo, sizeof(float) * (size_t)n);
-  const Device dv = m->head.W->device;
-  Tensor *logits = NEED(s->forward(m, tensor_to(Xh, dv), true), "training the ViT"); /* (n, k) */
-  Tensor *loss = s->loss(logits, tensor_to(yh, dv)); /* (1) */
-  float l;
-  tensor_to_host(loss, &l); /* the one number a step reads back */
+  Tensor *in[2] = {Xh, yh};
+  tensor_to_packed(in, 2, m->head.W->device); /* the images and labels: one copy */
+  Tensor *logits = NEED(s->forward(m, in[0], true), "training the ViT"); /* (n, k) */
+  Tensor *loss = s->loss(logits, in[1]); /* (1) */
+  step_losses_put(&s->losses, part, loss);
   /* only the parameters' gradients are read after it: each activation's gradient buffer is
    * reused once its node is done (a large share of the book preset's peak memory) */
   ag_set_release_grads(true);
   ag_backward(n == bs ? loss : t_scale(loss, (float)n / (float)bs));
   ag_set_release_grads(false);
-  return l;
 }
 
 /* What each half needs (twin_parts_run). */
 typedef struct {
-  const ViTStep *s;
+  ViTStep *s;
   ViT *m[2]; /* the model, and its twin (or the model again) for the second half */
   int half, bs, C, S;
-  float loss[2];
 } Halves;
 
 static void half_backward(int part, void *arg) {
   Halves *h = arg;
-  h->loss[part] = part_backward(h->s, h->m[part], h->s->X, h->s->y, part ? h->half : 0,
-                                part ? h->bs : h->half, h->bs, h->C, h->S);
+  part_backward(h->s, h->m[part], h->s->X, h->s->y, part ? h->half : 0, part ? h->bs : h->half,
+                h->bs, h->C, h->S, part);
 }
 
 float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int C, int S) {
-  if (!in_halves(s->m, bs)) return part_backward(s, s->m, X, y, 0, bs, bs, C, S);
+  float l[2];
+  if (!in_halves(s->m, bs)) {
+    part_backward(s, s->m, X, y, 0, bs, bs, C, S, 0);
+    step_losses_read(&s->losses, 1, l); /* the step's one read of the device */
+    return l[0];
+  }
   const size_t img = (size_t)C * S * S;
   if ((size_t)bs * img > s->cap_x) { /* the batch, off the arena */
     free(s->X);
@@ -157,8 +165,9 @@ float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int 
   memcpy(s->X, X, sizeof(float) * (size_t)bs * img);
   memcpy(s->y, y, sizeof(float) * (size_t)bs);
   ViTTwin *t = s->twin;
-  Halves h = {s, {s->m, t ? &t->net : s->m}, bs / 2, bs, C, S, {0, 0}};
+  Halves h = {s, {s->m, t ? &t->net : s->m}, bs / 2, bs, C, S};
   twin_parts_run(half_backward, &h, s->ps, t ? &t->ps : NULL, t ? t->ctx : NULL,
                  t ? &t->rng : NULL);
-  return (h.loss[0] * (float)h.half + h.loss[1] * (float)(bs - h.half)) / (float)bs;
+  step_losses_read(&s->losses, 2, l); /* the step's one read of the device */
+  return (l[0] * (float)h.half + l[1] * (float)(bs - h.half)) / (float)bs;
 }

@@ -48,3 +48,10 @@ double cpu_sum_squares(const float *g, long n) {
   }
   return sq;
 }
+
+/* g *= max_norm / ||g|| where the norm is larger; the norm to *norm */
+void cpu_clip_grad(float *g, long n, float max_norm, float *norm) {
+  const double nrm = sqrt(cpu_sum_squares(g, n));
+  if (nrm > max_norm) cpu_unary(UN_SCALE, (float)(max_norm / nrm), g, g, n);
+  *norm = (float)nrm;
+}

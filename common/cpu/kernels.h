@@ -73,6 +73,7 @@ void cpu_sgd(float *w, const float *g, float lr, long n);
 void cpu_adam(float *w, const float *g, float *m, float *v, long n, float b1, float b2,
               float step, float inv_sqrt_bc2, float eps);
 double cpu_sum_squares(const float *g, long n);
+void cpu_clip_grad(float *g, long n, float max_norm, float *norm);
 /* cpu_attention.c: scaled dot-product attention in one pass (t_attention_fused) */
 void cpu_attention(const float *Q, const float *K, const float *V, const int *len, long per,
                    float *O, int B, int Tq, int Tk, int d, int dv, float scale);

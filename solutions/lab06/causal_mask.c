@@ -8,9 +8,9 @@ Tensor *causal_valid_lens(int batch, int num_queries, int offset) {
     tensor_error("causal_valid_lens",
                  "batch = %d and num_queries = %d must be >= 1 and offset = %d >= 0", batch,
                  num_queries, offset);
-  /* filled on the host, then one copy to the device new tensors live on */
-  float *h = arena_alloc(sizeof(float) * (size_t)batch * (size_t)num_queries);
-  for (int b = 0; b < batch; b++)
-    for (int i = 0; i < num_queries; i++) h[(long)b * num_queries + i] = (float)(offset + i + 1);
-  return tensor_from(2, (int[]){batch, num_queries}, h); /* (batch, num_queries) */
+  /* every row is the same: positions offset + 1 .. offset + num_queries (a constant, which a
+   * device keeps instead of receiving it every step) */
+  float *row = arena_alloc(sizeof(float) * (size_t)num_queries);
+  for (int i = 0; i < num_queries; i++) row[i] = (float)(offset + i + 1);
+  return tensor_const_rows(batch, num_queries, row); /* (batch, num_queries) */
 }

@@ -148,7 +148,7 @@ static Tensor *run_adam(CcRun *r) {
  * moments is 1 ulp), and a few ulps of a moment move the update by as little. */
 const CcCase cases_optim[] = {
     {"sgd", N_SMALL, run_sgd, 1e-6f, "the same float ops; at most a fused multiply-add's 1 ulp"},
-    {"clip_grad_norm (sum_squares)", N_SETS, run_clip, 1e-6f,
+    {"clip_grad_norm (clip_grad)", N_SETS, run_clip, 1e-6f,
      "squares summed in double on both devices: the norm rounds to the same float"},
     {"adam (with clipping)", N_SMALL, run_adam, 1e-6f,
      "the same float ops in the same order; fused multiply-adds differ by an ulp"},
