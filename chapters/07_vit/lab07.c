@@ -264,8 +264,10 @@ scaled to $[0, 1]$, and — when the preset asks for another size — resized bi
 `torchvision`'s `Resize` does. The trainer is the book's: minibatch SGD on the mean
 cross-entropy, the training set reshuffled every epoch, and after each epoch the validation
 loss and accuracy. How a batch's forward, loss and backward are executed is
-`vit_step_backward`'s business (`chapters/07_vit/vit_step.c`): for a small model on a two-core
+`vit_step_begin`'s business (`chapters/07_vit/vit_step.c`): for a small model on a two-core
 machine the batch runs as two halves side by side, with gradients that add up to the batch's.
+On a GPU the step is launched, not waited for: the next batch is read and resized on the host
+while the device computes, and `vit_step_end` reads the loss, the step's one wait.
   */
   char err[1024];
   FashionMNIST train, test;
@@ -307,20 +309,27 @@ machine the batch runs as two halves side by side, with gradients that add up to
   long train_images = 0, step = 0;
   int epochs_done = 0;
   ViTStep *stepper = vit_step_new(&net, &ps, forward, vit_loss);
+  /* a batch's images (BS, 1, S, S) and labels (BS) on the host, refilled every step */
+  float *Xb = xmalloc(sizeof(float) * (size_t)BS * S * S), *yb = xmalloc(sizeof(float) * BS);
   for (int epoch = 0; epoch < epochs && (steps == 0 || step < steps); epoch++) {
     int *order = fashion_mnist_order(train.n, &g_rng);
     double loss_sum = 0, quarter_sum = 0;
     long seen = 0, quarter_seen = 0;
     double t0 = now_seconds(), f0 = gemm_flops();
+    fashion_mnist_batch(&train, order, 0, BS < train.n ? BS : train.n, S, Xb, yb); /* the first */
     for (int bi = 0; bi < batches_per_epoch && (steps == 0 || step < steps); bi++, step++) {
       int start = bi * BS, bs = train.n - start < BS ? train.n - start : BS;
-      Tensor *Xh = tensor_new_on(DEV_CPU, 4, (const int[]){bs, 1, S, S}); /* (bs, 1, S, S) */
-      Tensor *yh = tensor_new_on(DEV_CPU, 1, (const int[]){bs});          /* (bs) */
-      fashion_mnist_batch(&train, order, start, bs, S, Xh->data, yh->data); /* straight in */
       paramset_zero_grad(&ps);
-      /* forward, loss and backward (how the batch runs: vit_step.c) */
-      double lv = vit_step_backward(stepper, Xh->data, yh->data, bs, 1, S);
+      /* forward, loss and backward of Xb (bs, 1, S, S), yb (bs) (how the batch runs:
+       * vit_step.c); then SGD's step */
+      vit_step_begin(stepper, Xb, yb, bs, 1, S);
       SGD_step(&trainer);
+      /* the next batch is read and resized while a device still works on this one */
+      const int next = start + BS;
+      if (bi + 1 < batches_per_epoch && (steps == 0 || step + 1 < steps))
+        fashion_mnist_batch(&train, order, next, train.n - next < BS ? train.n - next : BS, S, Xb,
+                            yb);
+      double lv = vit_step_end(stepper); /* the step's mean loss: its one wait for a device */
       ag_step_reset();
       backend_step_end(ps.device);
       if (step == 0) first_step_time = now_seconds() - t0, first_step_images = bs;
@@ -360,6 +369,8 @@ machine the batch runs as two halves side by side, with gradients that add up to
     fflush(stdout);
   }
   vit_step_free(stepper); /* @program */
+  free(Xb);               /* @program */
+  free(yb);               /* @program */
   figure_saved(curve_base, animator_close(animator));
   free(curve_base); /* @program */
   const double ips = train_time > 0 ? train_images / train_time : 0;

@@ -37,6 +37,7 @@ struct ViTStep {
   float *X, *y;  /* the batch, copied off the arena, which the halves may rewind */
   size_t cap_x, cap_y; /* floats X and y hold */
   StepLosses losses;   /* the halves' losses, read once a step */
+  int parts, half, bs;  /* the batch begun: 1 part, or 2 of half and bs - half images */
 };
 
 /* Whether a batch of bs images trains in two halves: a model small enough that its ops do not
@@ -91,7 +92,7 @@ static void twin_free(ViTTwin *t) {
 
 ViTStep *vit_step_new(ViT *m, ParamSet *ps, ViTForwardFn forward, ViTLossFn loss) {
   ViTStep *s = xcalloc(1, sizeof *s);
-  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0, 0, {DEV_CPU, NULL}};
+  *s = (ViTStep){m, ps, forward, loss, twin_new(m, ps), NULL, NULL, 0, 0, {DEV_CPU, NULL}, 0, 0, 0};
   paramset_pack(ps); /* a model built on a device is on it once packed */
   step_losses_init(&s->losses, ps->device);
   return s;
@@ -144,12 +145,12 @@ static void half_backward(int part, void *arg) {
                 h->bs, h->C, h->S, part);
 }
 
-float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int C, int S) {
-  float l[2];
+void vit_step_begin(ViTStep *s, const float *X, const float *y, int bs, int C, int S) {
+  s->bs = bs;
   if (!in_halves(s->m, bs)) {
+    s->parts = 1, s->half = bs;
     part_backward(s, s->m, X, y, 0, bs, bs, C, S, 0);
-    step_losses_read(&s->losses, 1, l); /* the step's one read of the device */
-    return l[0];
+    return;
   }
   const size_t img = (size_t)C * S * S;
   if ((size_t)bs * img > s->cap_x) { /* the batch, off the arena */
@@ -165,9 +166,20 @@ float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int 
   memcpy(s->X, X, sizeof(float) * (size_t)bs * img);
   memcpy(s->y, y, sizeof(float) * (size_t)bs);
   ViTTwin *t = s->twin;
-  Halves h = {s, {s->m, t ? &t->net : s->m}, bs / 2, bs, C, S};
+  s->parts = 2, s->half = bs / 2;
+  Halves h = {s, {s->m, t ? &t->net : s->m}, s->half, bs, C, S};
   twin_parts_run(half_backward, &h, s->ps, t ? &t->ps : NULL, t ? t->ctx : NULL,
                  t ? &t->rng : NULL);
-  step_losses_read(&s->losses, 2, l); /* the step's one read of the device */
-  return (l[0] * (float)h.half + l[1] * (float)(bs - h.half)) / (float)bs;
+}
+
+float vit_step_end(ViTStep *s) {
+  float l[2];
+  step_losses_read(&s->losses, s->parts, l); /* the step's one read of the device */
+  if (s->parts == 1) return l[0];
+  return (l[0] * (float)s->half + l[1] * (float)(s->bs - s->half)) / (float)s->bs;
+}
+
+float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int C, int S) {
+  vit_step_begin(s, X, y, bs, C, S);
+  return vit_step_end(s);
 }

@@ -17,6 +17,12 @@ void vit_step_free(ViTStep *s);
  * the batch's mean loss are added into ps's (zero them first). Returns that mean loss. The
  * activation arena may be rewound inside (X and y are read first). */
 float vit_step_backward(ViTStep *s, const float *X, const float *y, int bs, int C, int S);
+/* The same in two calls, so that the host can prepare the next batch while a device works on
+ * this one: vit_step_begin runs (on a device: launches) forward, loss and backward, and has
+ * copied X and y when it returns (the caller may overwrite them); vit_step_end returns the mean
+ * loss, the step's one wait for the device. */
+void vit_step_begin(ViTStep *s, const float *X, const float *y, int bs, int C, int S);
+float vit_step_end(ViTStep *s);
 /* The twin's parameters (values shared with the model's, gradients its own), NULL without one:
  * a twin is built where OpenMP grants exactly two threads and the model is small. */
 const ParamSet *vit_step_twin_params(const ViTStep *s);
