@@ -746,7 +746,7 @@ static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
       return;
     }
   }
-  /* 2. masked lengths: the expected rows end in zeros (a valid length) and the first wrong
+  /* 3. masked lengths: the expected rows end in zeros (a valid length) and the first wrong
    * row's nonzero entries end elsewhere */
   if (s && s->ndim >= 2) {
     long masked_rows = 0;
@@ -768,7 +768,7 @@ static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
   }
   bool all_zero = true;
   for (long i = 0; i < n && all_zero; i++) all_zero = got[i] == 0;
-  /* 3. the last two axes swapped */
+  /* 4. the last two axes swapped */
   if (s && s->ndim >= 2 && s->dim[s->ndim - 1] == s->dim[s->ndim - 2] &&
       s->dim[s->ndim - 1] > 1 && !all_zero) {
     long m = s->dim[s->ndim - 1], mm = m * m;
@@ -783,7 +783,7 @@ static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
       return;
     }
   }
-  /* 4. every value off by one factor */
+  /* 5. every value off by one factor */
   double gw = 0, ww = 0;
   long nonzero = 0;
   for (long i = 0; i < n; i++) {
@@ -805,7 +805,7 @@ static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
       return;
     }
   }
-  /* 5. nothing written */
+  /* 6. nothing written */
   if (all_zero && nonzero)
     str_printf(b, "\n    hint: every value is 0: the output was never written (or it was "
                "multiplied by zeros)");
