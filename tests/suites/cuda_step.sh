@@ -9,7 +9,8 @@
 #     constants such as the positional-encoding table are sent once and counted apart).
 # The launches a step makes are printed beside (cuda/README.md states them).
 # Step 1 is left out: it also sends the model (parameters, one copy each) and starts the arenas.
-# Short runs: the emulator computes every kernel on the CPU.
+# Short runs: the emulator computes every kernel on the CPU. CUDA_STEP_ONLY=NAME runs only the
+# cases whose name contains NAME (lab07-d2l, ...).
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin cuda_step
 export AL_NO_GNUPLOT=1
 VARIANT=${VARIANT:-solutions}
@@ -32,11 +33,12 @@ ls data/train-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/train-image
 steps() {
   local name=$1 parts=$2 lab=$3
   shift 3
+  [ -n "${CUDA_STEP_ONLY:-}" ] && [[ $name != *"$CUDA_STEP_ONLY"* ]] && return # one case
   local log="$tmp/$name.log"
   if ! build/emu-bin/"$lab" --device cuda "$@" --out "$tmp/$name" >"$log" 2>&1; then
     bad "$name --device cuda (emulated) failed:"; tail -5 "$log"; return
   fi
-  if python3 - "$log" "$parts" >"$tmp/$name.check" <<'PY'; then
+  if python3 - "$log" "$parts" >"$tmp/$name.check" 2>&1 <<'PY'; then
 import re, sys
 log, parts = sys.argv[1], int(sys.argv[2])
 pat = re.compile(r"cuda step (\d+): (\d+) launches; copies: (\d+) to the device \([0-9.]+ KB; "
