@@ -9,7 +9,10 @@
 #     `write` would replace the C library's for the test code in the runner too;
 #   - constructors or destructors (.init_array, .init and friends run outside any test);
 #   - calls to the kit's own implementation of an exercise, or to process-control functions
-#     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them).
+#     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them);
+#   - in a kernel exercise (.cu), any undefined symbol that device code and its launcher could
+#     not reference on a GPU (device_check.sh, device_symbols.txt): the kit's host code is in
+#     the runner, and the emulated kernel is host C++ that could call it.
 # (A submission's headers are never used at all: tests/grade/stage.sh takes only its files.)
 # Prints one line per problem, naming the source file, and exits 1 if there is any.
 set -u
@@ -48,12 +51,15 @@ for o in "$@"; do
     bad=1
   done
   undef=$(nm -u -P "$o" | awk '{print $1}')
+  told= # the names reported by the specific checks, left out of the kernel's general one
   for sym in $kit_answers; do
     grep -qxF "$sym" <<<"$undef" || continue
     echo "grade: $src calls $sym, the kit's own implementation of an exercise; write the exercise yourself"
     bad=1
+    told="$told $sym"
   done
-  for sym in $process_calls; do
+  # (a kernel exercise: device_check.sh below says it of these, in the kernel's terms)
+  [ $ext = cu ] || for sym in $process_calls; do
     grep -qxF "$sym" <<<"$undef" || continue
     echo "grade: $src calls $sym(), which no exercise needs and the grader does not allow"
     bad=1
@@ -64,6 +70,12 @@ for o in "$@"; do
     case " $emu_internal " in *" $sym "*) ;; *) continue ;; esac
     echo "grade: $src calls $sym(), the grader's instrument; a kernel exercise launches its kernels and nothing else"
     bad=1
+    told="$told $sym"
   done
+  # a kernel exercise: device code and a launcher only (device_symbols.txt)
+  if [ $ext = cu ]; then
+    # shellcheck disable=SC2086 # the names, one argument each
+    bash "$here/device_check.sh" "$src" "$o" $told || bad=1
+  fi
 done
 exit $bad

@@ -8,11 +8,12 @@
 #       there with the file and line. The object must pass check_submission.sh, and is rewritten
 #       to export only exercise names (objcopy --keep-global-symbols). A kernel exercise (.cu) is
 #       compiled as C++ against the CUDA emulator (its headers are kit headers: B/grade-include/
-#       cuda/), and loses ThreadSanitizer's module constructor, the one the emulator's
-#       instrumentation adds (it calls __tsan_init, which the emulator leaves empty), so that it
-#       too has no constructor. Any failure — a compile
-#       error, a refused include, a limit — leaves STUB (the kit's stub) as OBJ and the reason in
-#       NOTE, so the file's exercises score 0 and the rest is graded; success removes NOTE.
+#       cuda/), may reference only device symbols (device_check.sh), and loses ThreadSanitizer's
+#       module constructor, the one the emulator's instrumentation adds (it calls __tsan_init,
+#       which the emulator leaves empty), so that it too has no constructor. Any failure — a
+#       compile error, a refused include, a limit — leaves STUB (the kit's stub) as OBJ and the
+#       reason in NOTE, so the file's exercises score 0 and the rest is graded; success removes
+#       NOTE.
 #       With VEC_INFO=1 in the environment (grade.mk: the kernel track's C loops), a compiled
 #       file is also compiled for AVX2 (-O3 -march=x86-64-v3, confined as above, from the same
 #       checked text) and NOTE's sibling NAME.vec.txt says, for information, which of its loops
@@ -46,7 +47,8 @@ if [ "$(id -u)" = 0 ]; then
   run_as=(setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs)
 fi
 cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" \
-  "$here/kit_answers.txt" "$here/keep_symbols.sh" "$t/"
+  "$here/kit_answers.txt" "$here/keep_symbols.sh" "$here/device_check.sh" \
+  "$here/device_symbols.txt" "$t/"
 mkdir -p "$t/w"
 
 # Run "$@" in $t/w as the unprivileged user, with the limits; its stdout+stderr go to $t/log
@@ -146,7 +148,9 @@ bash "$T/keep_symbols.sh" "$o" "$T/exercise_symbols.txt" >"$T/keep.txt" || exit 
 objcopy --keep-global-symbols="$T/keep.txt" "$o" "$o.kept" || exit 1'
 pplang=cpp-output
 case $rel in *.cu) pplang=c++-cpp-output ;; esac
-export_env=(INC="$inc/kit/labs" ALLOW="$inc/kit:$inc/common:$inc/cuda$sys" PPLANG=$pplang)
+# KIT_HEADERS: device_check.sh names the kit header that declares a host function a kernel calls
+export_env=(INC="$inc/kit/labs" ALLOW="$inc/kit:$inc/common:$inc/cuda$sys" PPLANG=$pplang
+  KIT_HEADERS="$inc/common:$inc/cuda")
 confine env "${export_env[@]}" bash -c "$step" step "$rel" "$o" "$@"
 s=$?
 reason=

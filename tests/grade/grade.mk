@@ -141,7 +141,8 @@ GSUB_OBJ := $(GSUB_C_OBJ) $(GSUB_CU_OBJ)
 GRADE_VEC_INFO := lab02/masked_softmax_rows
 GSUB_DEPS := $(FLAGS_STAMP) $(GINC_STAMP) tests/grade/confined.sh tests/grade/include_check.awk \
   tests/grade/check_submission.sh tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt \
-  tests/grade/vec_info.awk tests/grade/keep_symbols.sh
+  tests/grade/vec_info.awk tests/grade/keep_symbols.sh tests/grade/device_check.sh \
+  tests/grade/device_symbols.txt
 $(GSUB_C_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GSUB_DEPS)
 	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)

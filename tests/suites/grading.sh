@@ -267,6 +267,17 @@ else
         nm -g --defined-only -P "$o" | awk 'NF > 1 && $2 !~ /^[WV]$/ {print $1}'; done | LC_ALL=C sort -u; }
       check "tests/grade/exercise_symbols.txt lists exactly the globals solutions/ defines" \
         diff <(grep -v '^#' tests/grade/exercise_symbols.txt) <(sol_globals)
+      # every kernel exercise's solution and stub references only device symbols: a new
+      # exercise that needs one more fails here, with the line to add
+      device_ok() { local f o r=0; for f in $(cd solutions && ls lab[0-9][0-9]/*.cu 2>/dev/null); do
+          for o in "build/solutions/sub/${f%.cu}.raw.o" "build/grade-kit/stubs/${f%.cu}.o"; do
+            [ -f "$o" ] || { echo "    missing $o"; r=1; continue; }
+            bash tests/grade/device_check.sh "$f ($o)" "$o" | sed 's/^/    /'
+            [ "${PIPESTATUS[0]}" = 0 ] || r=1
+          done; done
+        [ $r = 0 ] || echo "    (a symbol a kernel or launcher could use on a GPU: add it to tests/grade/device_symbols.txt)"
+        return $r; }
+      check "every kernel exercise's solution and stub uses only device symbols (tests/grade/device_symbols.txt)" device_ok
       max=$(grep -o '"max_score":[0-9]*' "$r" | head -1 | cut -d: -f2)
       if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
         ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
@@ -330,6 +341,9 @@ expected_attacks='
 34_backend_kernel lab03_gru_cell_forward crash
 35_nan_expected lab01_nadaraya_watson_unsupported wrong_answer
 35_nan_expected lab01_nadaraya_watson_weights wrong_answer
+40_kernel_calls_host - refused: layer_norm_kernel.cu uses backend_of: a kernel can only call device functions, and backend_of is host code of the kit (common/backend.h)
+40_kernel_calls_host - refused: layer_norm_kernel.cu uses cpu_backend: a kernel can only call device functions
+41_kernel_dlsym - refused: masked_softmax_kernel.cu uses dlsym: a kernel can only call device functions, and dlsym is host code
 19_hostile_names lab02_masked_softmax_1d not_implemented
 19_hostile_names - refused: grade: ignored: lab02/`touch attention-lab-attack19-ran`.c
 19_hostile_names - refused: grade: ignored: lab02/?[31mred.c
