@@ -31,6 +31,9 @@ static void check_variances(bool scaled) {
               "standard errors of a sample variance (%.3g of it)",
               scaled ? "q . k / sqrt(d)" : "q . k", N, d, want, tol(d));
     EXPECT_NEAR(v, want, tol(d) * want, msg);
+#if !GRADE_REF
+    (void)want, (void)tol; /* the student's runner sends v only */
+#endif
     if (i == 0) first = v;
   }
   /* a measurement, not the theory's number: another generator state, another sample */
