@@ -10,6 +10,7 @@
 #include "../grade.h"
 #include "../../sine_fill.h"
 #include "../../../chapters/07_vit/vit.h"
+#include "vit_ref.h"
 
 /* ---------------------------------------------------------------- 7.1 */
 
@@ -69,16 +70,6 @@ static void ln_ref(const double *x, const Tensor *g, const Tensor *be, double *y
     for (int j = 0; j < HID; j++)
       y[r * HID + j] = (x[r * HID + j] - m) / sqrt(v + 1e-5) * g->data[j] + be->data[j];
   }
-}
-
-/* y (rows, out) = x (rows, in) W (in, out) + b */
-static void lin_ref(const double *x, int rows, const Linear *l, double *y) {
-  for (int r = 0; r < rows; r++)
-    for (int o = 0; o < l->out; o++) {
-      double s = l->b ? l->b->data[o] : 0;
-      for (int i = 0; i < l->in; i++) s += x[r * l->in + i] * l->W->data[i * l->out + o];
-      y[r * l->out + o] = s;
-    }
 }
 
 /* The pre-norm block in double, one head at a time. */

@@ -7,20 +7,11 @@
 #include "../grade.h"
 #include "../../sine_fill.h"
 #include "../../../chapters/07_vit/vit.h"
+#include "vit_ref.h"
 
 enum { B = 2, N = 3, HID = 4, MLPH = 6, STEPS = 5, CLASSES = 3 };
 
 #if GRADE_REF
-/* y (rows, out) = x (rows, in) W (in, out) + b */
-static void lin_ref(const double *x, int rows, const Linear *l, double *y) {
-  for (int r = 0; r < rows; r++)
-    for (int o = 0; o < l->out; o++) {
-      double s = l->b ? l->b->data[o] : 0;
-      for (int i = 0; i < l->in; i++) s += x[r * l->in + i] * l->W->data[i * l->out + o];
-      y[r * l->out + o] = s;
-    }
-}
-
 static double gelu_ref(double x) { return x * 0.5 * erfc(-x / sqrt(2.0)); } /* x Phi(x) */
 
 /* GELU(dense1(x)) for rows of x (rows, dense1.in) into g (rows, dense1.out) */
