@@ -32,6 +32,7 @@
  *     do not fill them with 0 (that is a score, and exp(0 - m) is not 0).
  *   The kernels are `static __global__ void name(...)`; in them expf and fmaxf are float32
  *   device functions.
+ * Tests: tests/grade/lab02/test_masked_softmax_kernel.c.
  * Check: make grade LAB=02 runs both in the CUDA emulator with its sanitizers (memcheck: a row
  *   or key past the end; racecheck: two warps writing one row; synccheck: a shuffle whose mask
  *   leaves out a lane, or a warp that is not whole): a finding or a wrong number scores 0, with

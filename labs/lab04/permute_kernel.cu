@@ -1,4 +1,5 @@
-/* Exercises 4.4 and 4.5 — transpose_qkv's permute as CUDA kernels: naive, then tiled.
+/* Exercises 4.4 and 4.5 — transpose_qkv's permute as CUDA kernels: naive, then tiled (8 points:
+ * 4.4 2, 4.5 6).
  *
  * What: transpose_qkv (exercise 4.1) is a reshape, a permute {0, 2, 1, 3}, and a reshape; the
  *   permute is the one copy, and it runs on every attention call (transpose_output's is the
@@ -57,6 +58,7 @@
  * cap_grid, EW_THREADS, LAUNCH, LAUNCH_SYNC, SHARED_ARRAY (`<<<grid, block>>>` compiles only for
  * nvcc; LAUNCH compiles for the emulator too). There is no min/max for ints: write a ? b : c.
  *
+ * Tests: tests/grade/lab04/test_permute_kernel.c.
  * Check: make grade LAB=04 runs both in the CUDA emulator, against the CPU's permute, at the
  *   labs' shapes and uneven ones (1, 31, 33, primes, more tiles than blocks), with memcheck,
  *   initcheck and racecheck on: a wrong number, a missing bound or a missing barrier scores 0

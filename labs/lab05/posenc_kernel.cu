@@ -27,6 +27,7 @@
  *   nvcc's build fails a kernel that uses local memory unless its file says why; sinf and cosf
  *   do, for huge angles only, so the line below (keep it) says so for a kernel named
  *   posenc_kernel.
+ * Tests: tests/grade/lab05/test_posenc_kernel.c.
  * Check: make grade LAB=05 runs it in the CUDA emulator with its sanitizers: an element past
  *   the end of P (a missing bound) or a wrong number scores 0, with the emulator's report in
  *   the output; the memory counters of your kernel are printed beside the reference's, and one

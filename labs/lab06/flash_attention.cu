@@ -27,6 +27,7 @@
  *     of the whole row, but K and V are read once per tile of queries, not once per query.
  *   - The launch: LAUNCH_SYNC (barriers), cap_grid(tiles, 65535) blocks of 32 threads, the
  *     shared bytes as the fourth argument.
+ * Tests: tests/grade/lab06/test_flash_attention.c.
  * Check: make grade LAB=06 runs it in the CUDA emulator with its sanitizers (a race, a missing
  *   barrier, a read past K's end score 0, the report shown), at the lab's shapes and uneven
  *   ones (1, 31, 33, 97 queries; a 0 length; the causal lengths); 2 of the points need your

@@ -1,4 +1,5 @@
-/* Exercise 6.7 — layer norm as CUDA kernels: a block reduction forward, column sums backward.
+/* Exercise 6.7 — layer norm as CUDA kernels: a block reduction forward, column sums backward
+ * (6 points).
  *
  * What: AddNorm's layer norm (t_layer_norm) on the GPU, forward and backward, as
  *   labs/lab06/lab06_kernels.h states it: x (rows, D), each row normalized over its D features,
@@ -45,6 +46,7 @@
  * Use the kit's helpers from cuda/al_cuda.h (LAUNCH_SYNC, SHARED_ARRAY, cap_grid); sqrtf is
  * float32. chapters/06_transformer/lab06.c, "Layer norm as CUDA kernels", says why a block per
  * row and why the column sums are split this way.
+ * Tests: tests/grade/lab06/test_layer_norm_kernel.c.
  * Check: make grade LAB=06 runs them in the CUDA emulator against the CPU's layer norm, at
  *   lab06's shape and uneven ones (D = 1, 7, 31, 33, 257: past one block's reach; rows 1, 37,
  *   more rows than blocks), with memcheck, initcheck and racecheck: a missing barrier in the
