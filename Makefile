@@ -434,4 +434,9 @@ help:
 	@echo "  make clean"
 	@echo "VARIANT=$(VARIANT) (solutions|labs)"
 
+# The compiler writes the .d files and nothing remakes them: without this rule make looks for
+# an implicit one (each is an included makefile), and `%: %.o` can chain into a pattern rule of
+# the grader (X.raw.d -> X.raw.d.o -> a compile of a missing stub X.raw.d.c: a cc1 error per
+# stub, as make grade GRADE_SUB=DIR printed while grade.mk's sub/%.o rule was not static).
+%.d: ;
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
