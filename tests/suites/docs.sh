@@ -238,4 +238,35 @@ if [ -f chapters/02_scoring_functions/lab02.c ] && [ $run = yes ]; then
   fi
 fi
 
+# The student guide's table of exercises (section 3) is manifest.txt's: every exercise with
+# its file and points, no other, and each lab's total and the kit's
+guide_table_ok() {
+  python3 - tests/grade/manifest.txt docs/student-guide.md <<'PY'
+import re, sys
+labs = {}
+for line in open(sys.argv[1]):
+    if line.strip() and not line.startswith("#"):
+        f, ex, pts = line.split()
+        labs.setdefault(f[3:5], []).append("%s `%s` %s" % (ex.replace(",", "/"), f[6:], pts))
+rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (\d\d) [^|]*\|[^\n]*", open(sys.argv[2]).read(), re.M)}
+bad = []
+for lab, exs in labs.items():
+    row = rows.get(lab, "")
+    cells = [c.strip() for c in row.split("|")]
+    total = sum(int(e.rsplit(" ", 1)[1]) for e in exs)
+    if len(cells) < 4 or [c.strip() for c in cells[2].split(",")] != exs or cells[3] != str(total):
+        bad.append("lab %s: want %s | %d" % (lab, ", ".join(exs), total))
+kit = sum(int(e.rsplit(" ", 1)[1]) for exs in labs.values() for e in exs)
+if "| | all | %d |" % kit not in open(sys.argv[2]).read():
+    bad.append("the total: want | | all | %d |" % kit)
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+if out=$(guide_table_ok); then
+  ok "docs/student-guide.md lists manifest.txt's exercises, points and totals"
+else
+  bad "docs/student-guide.md's table of exercises differs from tests/grade/manifest.txt:"; echo "$out"
+fi
+
 suite_end
