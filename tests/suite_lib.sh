@@ -16,6 +16,9 @@
 #                       compiled common objects come along, times kept, so only labs and
 #                       chapters compile there
 #   kit_make DIR ARGS...  make -s ARGS in DIR with VARIANT=labs, apart from any make around us
+#   suite_data          have_fra, have_mnist = yes or no: whether fra-eng.zip (data/,
+#                       ../shared/data/, D2L_DATA_DIR) and Fashion-MNIST (data/, the Debian
+#                       package's directory: common/fashion_mnist.c) are where the labs look
 
 suite_begin() {
   suite_name=$1
@@ -67,4 +70,14 @@ kit_make() {
   local dir=$1
   shift
   env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s -C "$dir" VARIANT=labs "$@"
+}
+
+suite_data() {
+  have_fra=no
+  { [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } &&
+    have_fra=yes
+  have_mnist=no
+  ls data/train-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
+    2>/dev/null | grep -q . && have_mnist=yes
+  return 0
 }

@@ -56,12 +56,7 @@ student_layer_norm() {
   fi
 }
 
-have_fra=no
-{ [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } && have_fra=yes
-have_mnist=no
-# where lab07 looks (common/fashion_mnist.c): ./data/, then the Debian package's directory
-ls data/train-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
-  2>/dev/null | grep -q . && have_mnist=yes
+suite_data
 
 # compare NAME REL FLAGS...: the lab on the CPU and on the emulated GPU, summaries compared
 compare() {

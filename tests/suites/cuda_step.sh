@@ -22,11 +22,7 @@ fi
 suite_build build/emu-bin/lab06 "the emulated-CUDA lab06"
 suite_build build/emu-bin/lab07 "the emulated-CUDA lab07"
 
-have_fra=no
-{ [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } && have_fra=yes
-have_mnist=no
-ls data/train-images-idx3-ubyte.gz /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
-  2>/dev/null | grep -q . && have_mnist=yes
+suite_data
 
 # steps NAME PARTS LAB FLAGS...: run the lab on the emulated device; every step after the first
 # must wait at most once and send at most PARTS copies of its own

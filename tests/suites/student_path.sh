@@ -19,8 +19,7 @@ set -u
 export AL_NO_GNUPLOT=1
 suite_build labs-all "the labs (solutions build)"
 
-have_fra=no
-{ [ -f data/fra-eng.zip ] || [ -f ../shared/data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; } && have_fra=yes
+suite_data
 runs=("lab01 --epochs 5" "lab02" "lab04 --no-bench" "lab05")
 if [ $have_fra = yes ]; then
   runs+=("lab06 --epochs 3 --heldout 5")
