@@ -32,11 +32,12 @@ Tensor *TransformerDecoderBlock_forward(TransformerDecoderBlock *b, Tensor *X,
     dec_valid_lens = causal_valid_lens(B, T, offset); /* (batch, steps) */
     if (!dec_valid_lens) return NULL;
   }
+  /* X2 (batch, steps, h): X's queries over the cache and X */
   Tensor *X2 = MultiHeadAttention_forward(&b->attention1, X, kv, kv, dec_valid_lens, training);
   Tensor *Y = AddNorm_forward(&b->addnorm1, X, X2, training);        /* (batch, steps, h) */
   if (!Y) return NULL;
   /* Encoder–decoder attention: queries from the decoder, keys and values from the encoder,
-   * padding of the source masked by its valid lengths. */
+   * padding of the source masked by its valid lengths. Y2 (batch, steps, h). */
   Tensor *Y2 = MultiHeadAttention_forward(&b->attention2, Y, enc_outputs, enc_outputs,
                                           enc_valid_lens, training);
   Tensor *Z = AddNorm_forward(&b->addnorm2, Y, Y2, training);        /* (batch, steps, h) */

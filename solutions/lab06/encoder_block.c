@@ -5,6 +5,7 @@
 Tensor *TransformerEncoderBlock_forward(TransformerEncoderBlock *b, Tensor *X,
                                         Tensor *valid_lens, bool training) {
   if (!X) return NULL;
+  /* A (batch, steps, h): self-attention, queries = keys = values = X */
   Tensor *A = MultiHeadAttention_forward(&b->attention, X, X, X, valid_lens, training);
   Tensor *Y = AddNorm_forward(&b->addnorm1, X, A, training);      /* (batch, steps, h) */
   if (!Y) return NULL;

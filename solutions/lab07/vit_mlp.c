@@ -5,7 +5,7 @@
 Tensor *ViTMLP_forward(ViTMLP *m, Tensor *X, bool training) {
   if (!X) tensor_error("ViTMLP_forward", "X is NULL (did an unfinished exercise return NULL?)");
   Tensor *A = Linear_forward(&m->dense1, X);               /* (..., mlp_num_hiddens) */
-  Tensor *G = Dropout_forward(&m->dropout1, t_gelu(A), training);
+  Tensor *G = Dropout_forward(&m->dropout1, t_gelu(A), training); /* (..., mlp_num_hiddens) */
   Tensor *Y = Linear_forward(&m->dense2, G);               /* (..., num_hiddens) */
   return Dropout_forward(&m->dropout2, Y, training);
 }
