@@ -3,9 +3,10 @@
  * What: write masked_softmax_cuda and masked_softmax_cuda_backward (declared, with their
  *   contract, in labs/lab02/lab02_kernels.h): exercise 2.5's loops on the GPU. x, y are device
  *   memory (rows, keys), row-major; row r keeps its first n = len[r / per] keys (len NULL: all):
- *     y[r, j] = exp(x[r, j] - m) / sum_{k < n} exp(x[r, k] - m)   for j < n,  m = max_{k < n} x[r, k]
+ *     y[r, j] = exp(x[r, j] - m) / sum_{k < n} exp(x[r, k] - m)   for j < n
  *     y[r, j] = 0                                                 for j >= n, and for every j
  *                                                                 when m is -inf (n = 0)
+ *   with m = max_{k < n} x[r, k].
  *   Backward: dx[r, j] = y[r, j] * (g[r, j] - sum_k g[r, k] y[r, k]), stored when `fresh`,
  *   added to dx[r, j] otherwise. Both return 0 (the stubs: -1).
  * How (chapters/02_scoring_functions/lab02.c, "Masked softmax as a CUDA kernel", says why):
