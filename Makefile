@@ -371,6 +371,18 @@ cuda-check: cuda-check-build
 test: $(LABS) $(VOBJ)/test_unit $(ASAN)/test_unit grade-build $(CUDA_CHECKS)
 	@bash tests/run_all.sh
 
+# make check: the fast loop — unit tests (T=NAME for one), the same under ASan+UBSan, every
+# CUDA kernel against its CPU op in the emulator (one family: FAMILY=softmax), and layering.
+# make test SUITES=a,b runs only those suites; tests/README.md maps every harness.
+.PHONY: check
+check: $(VOBJ)/test_unit $(ASAN)/test_unit $(VOBJ)/cuda_check_emu
+	@set -o pipefail; echo "== unit tests"; $(VOBJ)/test_unit $(T) | grep -v '^ok '
+	@set -o pipefail; echo "== unit tests under ASan+UBSan"; \
+	  ASAN_OPTIONS=detect_leaks=1 $(ASAN)/test_unit $(T) | grep -v '^ok '
+	@set -o pipefail; echo "== CUDA kernels in the emulator$(if $(FAMILY), (family $(FAMILY)))"; \
+	  AL_CUDA_EMU_GRID_CAP=2 $(VOBJ)/cuda_check_emu $(if $(FAMILY),--family $(FAMILY)) | grep -v '^ok '
+	@set -o pipefail; echo "== layering"; bash tests/suites/layering.sh | grep -v '^ok '
+
 # ---------------------------------------------------------------- areas with their own fragments
 include tests/grade/grade.mk
 include tests/bench/bench.mk
@@ -417,7 +429,8 @@ clean:
 help:
 	@echo "attention-lab — make targets"
 	@echo "  make labNN && ./labNN   build and run a lab ($(LABS))"
-	@echo "  make test               every test suite; last line 'N passed, N failed, N skipped'"
+	@echo "  make check [T=NAME]     the fast loop: unit tests, the same under ASan, emulated CUDA checks, layering"
+	@echo "  make test [SUITES=a,b]  every test suite (or those); last line 'N passed, N failed, N skipped'"
 	@echo "  make cuda-check         every CUDA kernel against the CPU: emulated, under ASan and TSan, on a GPU if any"
 	@echo "  make gpu-report         on a GPU machine: every check, compute-sanitizer, timings vs PyTorch, ncu -> build/gpu-report.md"
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"

@@ -3,7 +3,7 @@
  *   common/ops/    the op fronts: argument and shape checks, output allocation, the tape. Once,
  *                  for every device.
  *   common/cpu/    the CPU kernels: the loops, on raw buffers.
- *   cuda/          the CUDA kernels (issue 12), with the same signatures.
+ *   cuda/          the CUDA kernels, with the same signatures.
  *
  * A front never dereferences tensor data. It computes sizes and plans on the host (tensor
  * headers always live in host memory) and calls the kernel of its tensors' device through a

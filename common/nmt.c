@@ -472,18 +472,6 @@ NmtData *nmt_load(const NmtConfig *cfg, const char *data_dir, char *err, size_t 
   return d;
 }
 
-NmtData *load_data_nmt(int batch_size, int num_steps, int num_examples, const char *data_dir) {
-  NmtConfig cfg;
-  nmt_preset("d2l-0.17", &cfg);
-  cfg.batch_size = batch_size;
-  cfg.num_steps = num_steps;
-  cfg.num_examples = num_examples;
-  char err[1536];
-  NmtData *d = nmt_load(&cfg, data_dir, err, sizeof err);
-  if (!d) die("%s", err);
-  return d;
-}
-
 void nmt_data_free(NmtData *d) {
   if (!d) return;
   free(d->src);

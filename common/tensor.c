@@ -125,12 +125,6 @@ Tensor *tensor_from(int ndim, const int *shape, const float *src) {
   return t;
 }
 
-Tensor *tensor_like(const Tensor *t) {
-  Tensor *z = tensor_new_on(t->device, t->ndim, t->shape);
-  backend_of(z->device)->zero(z->data, sizeof(float) * (size_t)z->size);
-  return z;
-}
-
 Tensor *tensor_arange(int n) {
   Tensor *t = tensor_new(1, (int[]){n});
   float *h = tensor_stage(t);

@@ -121,7 +121,6 @@ Tensor *tensor_zeros(int ndim, const int *shape);
 Tensor *tensor_full(int ndim, const int *shape, float v);
 Tensor *tensor_full_on(Device d, int ndim, const int *shape, float v); /* filled on d: no copy */
 Tensor *tensor_from(int ndim, const int *shape, const float *src); /* copies src */
-Tensor *tensor_like(const Tensor *t);                           /* same shape, zeros */
 Tensor *tensor_arange(int n);                                   /* (n) 0..n-1 */
 Tensor *tensor_rand(int ndim, const int *shape, float lo, float hi);   /* seeded rng */
 Tensor *tensor_randn(int ndim, const int *shape, float mean, float std);

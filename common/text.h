@@ -1,6 +1,6 @@
 /* text.h — the English–French pipeline of labs 03 and 06 (d2l "Machine Translation and the
  * Dataset"), with d2l's names: read_data_nmt, preprocess_nmt, tokenize_nmt, Vocab,
- * truncate_pad, build_array_nmt, load_data_nmt, bleu.
+ * truncate_pad, build_array_nmt, load_data_nmt (here nmt_load), bleu.
  *
  * Two presets, each reproducing its book edition exactly (checked token by token against a
  * Python re-implementation, tests/golden/make_vocab_golden.py):
@@ -132,9 +132,6 @@ typedef struct NmtData {
 NmtData *nmt_build(const char *raw, size_t len, const NmtConfig *cfg, char *err, size_t errlen);
 /* read_data_nmt + nmt_build. NULL + err on error. */
 NmtData *nmt_load(const NmtConfig *cfg, const char *data_dir, char *err, size_t errlen);
-/* d2l's load_data_nmt(batch_size, num_steps, num_examples) (preset d2l-0.17); dies with the
- * error message if the data cannot be read. */
-NmtData *load_data_nmt(int batch_size, int num_steps, int num_examples, const char *data_dir);
 void nmt_data_free(NmtData *d);
 
 /* A source sentence as the preset's predict step encodes it ("go ." -> ids + '<eos>', padded

@@ -20,11 +20,6 @@ static float *grad_beta(Tensor *t, float *beta) {
   return g;
 }
 
-/* A NULL operand (an unfinished exercise's result) is an error, not a crash. */
-static void need_inputs(const char *op, const Tensor *a, const Tensor *b) {
-  if (!a || !b) tensor_error(op, "an input is NULL (did an unfinished exercise return NULL?)");
-}
-
 /* ---------- t_matmul: (m,k) @ (k,n) -> (m,n) ---------- */
 
 static void matmul_backward(Tensor *out) {
@@ -45,7 +40,7 @@ static void matmul_backward(Tensor *out) {
 
 Tensor *t_matmul(Tensor *a, Tensor *b) {
   char sa[64], sb[64];
-  need_inputs("t_matmul", a, b);
+  need("t_matmul", "a", a), need("t_matmul", "b", b);
   if (a->ndim != 2 || b->ndim != 2)
     tensor_error("t_matmul", "needs two 2-D matrices, got %s and %s; use t_bmm for batches "
                  "of matrices and t_linear for (..., in) @ (in, out)",
@@ -97,7 +92,7 @@ static void bmm_backward(Tensor *out) {
 
 static Tensor *bmm_impl(const char *op, Tensor *a, Tensor *b, bool nt) {
   char sa[64], sb[64];
-  need_inputs(op, a, b);
+  need(op, "a", a), need(op, "b", b);
   if (a->ndim != 3 || b->ndim != 3)
     tensor_error(op, "needs two 3-D batches (B, m, k) and %s, got %s and %s; reshape with "
                  "t_view first", nt ? "(B, n, k)" : "(B, k, n)", shape_str(a, sa, sizeof sa),
@@ -147,7 +142,7 @@ static void linear_backward(Tensor *out) {
 
 Tensor *t_linear(Tensor *x, Tensor *W, Tensor *b) {
   char sx[64], sw[64], sb[64];
-  need_inputs("t_linear", x, W);
+  need("t_linear", "x", x), need("t_linear", "W", W);
   if (W->ndim != 2)
     tensor_error("t_linear", "the weight must be 2-D (in, out), got %s (input %s)",
                  shape_str(W, sw, sizeof sw), shape_str(x, sx, sizeof sx));

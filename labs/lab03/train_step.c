@@ -6,7 +6,7 @@
  *       Y_hat, _ = net(X, dec_input, X_valid_len)  m->forward(m->net, ..., s->training)
  *       l = loss(Y_hat, Y, Y_valid_len)            MaskedSoftmaxCELoss: (batch), padding weighs 0
  *       l.sum().backward()                         t_sum_all, then ag_backward
- *       grad_clipping(net, 1)                      clip_grad_norm(m->ps, s->clip) when s->clip > 0
+ *       grad_clipping(net, 1)                      grad_clipping(m->ps, s->clip) when s->clip > 0
  *       optimizer.step()                           Adam_step(s->opt)
  *   and return l.sum() (the book's metric), read with tensor_to_host before backward.
  *   d2l 1.0's loss (s->token_mean) is the mean over the valid target tokens instead: backward

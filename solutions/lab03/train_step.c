@@ -17,7 +17,7 @@ double seq2seq_train_step(Seq2SeqModel *m, const NmtBatch *b, const Seq2SeqStep 
   if (s->token_mean) /* d2l 1.0: the mean over the valid target tokens */
     l_sum = t_scale(l_sum, (float)b->Y->shape[1] / (float)(b->num_tokens ? b->num_tokens : 1));
   ag_backward(l_sum);
-  if (s->clip > 0) clip_grad_norm(m->ps, s->clip);
+  if (s->clip > 0) grad_clipping(m->ps, s->clip);
   Adam_step(s->opt);
   return loss;
 }

@@ -171,8 +171,8 @@ TEST(linear_gradcheck_other_ranks) {
 TEST(matmul_null_inputs_are_errors) {
   /* an unfinished exercise returns NULL: the op must say so, not crash */
   Tensor *a = tzeros(2, 3, 4);
-  CHECK_ERROR(t_matmul(NULL, tzeros(2, 2)), "t_matmul: an input is NULL");
-  CHECK_ERROR(t_bmm(a, NULL), "t_bmm: an input is NULL");
-  CHECK_ERROR(t_bmm_nt(NULL, a), "t_bmm_nt: an input is NULL");
-  CHECK_ERROR(t_linear(NULL, tzeros(4, 2), NULL), "t_linear: an input is NULL");
+  CHECK_ERROR(t_matmul(NULL, tzeros(2, 2)), "t_matmul: a is NULL");
+  CHECK_ERROR(t_bmm(a, NULL), "t_bmm: b is NULL");
+  CHECK_ERROR(t_bmm_nt(NULL, a), "t_bmm_nt: a is NULL");
+  CHECK_ERROR(t_linear(NULL, tzeros(4, 2), NULL), "t_linear: x is NULL");
 }
