@@ -291,8 +291,8 @@ backward (until then the kit's own, with one note a run). Layer norm is two *red
 (the mean, then the variance around it: two passes, as on the CPU, so no cancellation) and an
 elementwise step; its backward is two more reductions per row, $\mathrm{mean}(\hat{\mathbf
 g})$ and $\mathrm{mean}(\hat{\mathbf g} \odot \hat{\mathbf x})$ with $\hat{\mathbf g} =
-\mathbf g \odot oldsymbol\gamma$, and two reductions *down the columns*, for the gradients of
-$oldsymbol\gamma$ and $oldsymboleta$.
+\mathbf g \odot \boldsymbol\gamma$, and two reductions *down the columns*, for the gradients of
+$\boldsymbol\gamma$ and $\boldsymbol\beta$.
 
 **A block per row, a reduction in shared memory.** The forward gives each row a block of
 threads (a power of two: the smallest $\ge d$, from one warp to 256). Thread $t$ sums features
@@ -316,8 +316,8 @@ and those shared-memory round trips are what the kit's own kernel avoids with wa
 (`warp_sum`, one warp per row); the block reduction pays off when rows are long (the ViT of
 lab 07's book preset has 512 features: one warp would walk each row 16 times per pass).
 
-**Column sums.** $\partialoldsymbol\gamma = \sum_{	ext{rows}} \mathbf g \odot \hat{\mathbf
-x}$ and $\partialoldsymboleta = \sum_{	ext{rows}} \mathbf g$ add 640 rows per feature. One
+**Column sums.** $\partial\boldsymbol\gamma = \sum_{\text{rows}} \mathbf g \odot \hat{\mathbf
+x}$ and $\partial\boldsymbol\beta = \sum_{\text{rows}} \mathbf g$ add 640 rows per feature. One
 thread per column would read coalesced (the 32 lanes of a warp take 32 neighbouring columns of a
 row) but leave 32 threads for the whole sum. So a block of 256 threads owns 32 columns: 8 groups
 of 32 lanes, group $k$ summing rows $k, k + 8, \ldots$; their 8 partial sums meet in shared
