@@ -64,14 +64,20 @@ index() {
   } >"$dir/index.md"
   local nav_html='<header class="site"><a href="index.html">attention-lab</a></header>'
   printf '%s\n' "$nav_html" >"$dir/.nav_index.html"
+  # pandoc's warnings fail the site as they fail a page (docs/weave.sh)
+  local warn=$dir/.pandoc_index.log
   (cd "$dir" && pandoc --from markdown --to html5 --standalone --css style.css \
-    --include-before-body .nav_index.html -o index.html index.md) || return 1
+    --include-before-body .nav_index.html -o index.html index.md) 2>"$warn" && [ ! -s "$warn" ] ||
+    { echo "docs: pandoc failed or warned on $dir/index.md:" >&2; cat "$warn" >&2; rm -f "$warn"; return 1; }
   for g in student-guide instructor-guide; do
     [ -f "docs/$g.md" ] || continue
     pandoc --from markdown --to html5 --standalone --css style.css --mathml \
       --metadata pagetitle="attention-lab: $(sed -n 's/^# //p' "docs/$g.md" | head -1)" \
-      --include-before-body "$dir/.nav_index.html" -o "$dir/$g.html" "docs/$g.md" || return 1
+      --include-before-body "$dir/.nav_index.html" -o "$dir/$g.html" "docs/$g.md" 2>"$warn" &&
+      [ ! -s "$warn" ] ||
+      { echo "docs: pandoc failed or warned on docs/$g.md:" >&2; cat "$warn" >&2; rm -f "$warn"; return 1; }
   done
+  rm -f "$warn"
   rm -f "$dir/.nav_index.html"
   echo "docs: wrote $dir/index.html"
 }

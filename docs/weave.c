@@ -108,6 +108,38 @@ typedef struct {
 
 static int is_ident(int c) { return isalnum(c) || c == '_'; }
 
+/* A control byte in a chapter is never meant: a "\b" or "\t" of LaTeX (\boldsymbol, \text)
+ * that went through a string escape on its way into the file arrives as a backspace or a tab,
+ * which pandoc passes on as raw TeX. Newlines only, anywhere in the file; tabs are allowed in
+ * code (indentation) but not in prose. Says file:line:column and the byte, and stops. */
+static void check_bytes(const char *path, const char *s, size_t len, size_t prose_from,
+                        size_t prose_to) {
+  int line = 1;
+  size_t bol = 0;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '\n') {
+      line++;
+      bol = i + 1;
+      continue;
+    }
+    int tab_ok = c == '\t' && !(i >= prose_from && i < prose_to);
+    if ((c < 0x20 && !tab_ok) || c == 0x7f) {
+      static const char *names[32] = {[8] = "backspace: a \\b (\\boldsymbol, \\beta) written "
+                                             "through a string escape?",
+                                      [9] = "tab: a \\t (\\text, \\times) written through a "
+                                            "string escape? (no tabs in prose)",
+                                      [12] = "form feed: a \\f (\\frac) written through a "
+                                             "string escape?",
+                                      [13] = "carriage return: CRLF line ends (check out with "
+                                             "LF)"};
+      die("%s:%d:%zu: control byte 0x%02x in %s (%s): write the character it stands for",
+          path, line, i - bol + 1, c, i >= prose_from && i < prose_to ? "prose" : "the chapter",
+          c < 32 && names[c] ? names[c] : "not text");
+    }
+  }
+}
+
 /* The next code token after position i (skipping space and comments) starts with `word`? */
 static int next_word_is(const char *s, size_t len, size_t i, const char *word) {
   for (;;) {
@@ -174,6 +206,7 @@ static void parse_chapter(Chapter *ch, const char *path) {
         while (le < len && (s[le] == ' ' || s[le] == '\t')) le++;
         b->line_end = (le == len) ? le : (s[le] == '\n' ? le + 1 : end);
         b->depth = depth;
+        check_bytes(path, s, end, i, end); /* up to this block's end; its prose strictly */
         b->markable = depth > 0 &&
                       (last == ';' || last == '}' ||
                        (last == '{' && before_last != '=' && before_last != ',')) &&
@@ -195,6 +228,7 @@ static void parse_chapter(Chapter *ch, const char *path) {
     before_last = last, last = c;
     i++;
   }
+  check_bytes(path, s, len, len, len); /* the code after the last block */
 }
 
 /* ------------------------------------------------------------------ mark */
@@ -804,6 +838,184 @@ static void emit_image(Str *o, const char *md_dir, const char *png) {
   str_add(o, "\n\n");
 }
 
+/* ------------------------------------------------------------------ paths in a page */
+/* A run prints paths of the machine that built the page ("data: /home/x/shared/data/...",
+ * "wrote /tmp/.../summary.json"); a page shows them as the kit names them: relative to the
+ * kit's root (the directory make docs runs in), docs/... for the page's own directory, the
+ * search path's ../shared/data/ (common/data.c), $D2L_DATA_DIR/..., /usr/... as they are, and
+ * anything else as .../NAME. page_path_check then refuses a page holding any other absolute path. */
+static char g_root[4096], g_md_abs[4096], g_shared[4096];
+
+static void paths_init(const char *md_dir) {
+  if (!realpath(".", g_root)) g_root[0] = '\0';
+  if (!realpath(md_dir, g_md_abs)) g_md_abs[0] = '\0';
+  snprintf(g_shared, sizeof g_shared, "%s", g_root);
+  char *slash = strrchr(g_shared, '/');
+  if (slash) snprintf(slash, sizeof g_shared - (size_t)(slash - g_shared), "/shared/data");
+}
+
+/* Where an absolute path starts at s[i]: '/' after a separator, a name after it, and at least
+ * one more '/' inside the token (so "tokens/sec" and "a / b" are not paths). Returns the
+ * token's length, 0 when it is not one. */
+static size_t abs_path_at(const char *s, size_t n, size_t i) {
+  if (s[i] != '/' || i + 1 >= n) return 0;
+  if (i > 0 && !strchr(" \t([{=:'\"`,<>*", s[i - 1])) return 0;
+  if (i > 0 && s[i - 1] == ':' && i > 1 && isalpha((unsigned char)s[i - 2]) && s[i + 1] == '/')
+    return 0; /* a URL's "scheme://" */
+  if (!(isalnum((unsigned char)s[i + 1]) || s[i + 1] == '_' || s[i + 1] == '.')) return 0;
+  size_t j = i + 1;
+  int slashes = 0;
+  while (j < n && !isspace((unsigned char)s[j]) && !strchr(")]}'\"`,;<>*", s[j])) slashes += s[j++] == '/';
+  while (j > i + 1 && (s[j - 1] == '.' || s[j - 1] == ':')) j--; /* a sentence's end */
+  return slashes ? j - i : 0;
+}
+
+static int has_prefix_dir(const char *p, size_t n, const char *dir) {
+  size_t k = strlen(dir);
+  return k > 1 && n > k && strncmp(p, dir, k) == 0 && p[k] == '/';
+}
+
+/* A system location the kit names itself (Debian's dataset-fashion-mnist, CUDA, /dev/null). */
+static int system_path(const char *p, size_t n) {
+  return has_prefix_dir(p, n, "/usr") || has_prefix_dir(p, n, "/dev") ||
+         has_prefix_dir(p, n, "/proc") || has_prefix_dir(p, n, "/etc");
+}
+
+/* text[0..n) with its absolute paths written as the kit names them (see above). */
+static void add_kit_paths(Str *o, const char *s, size_t n) {
+  const char *env = getenv("D2L_DATA_DIR");
+  size_t from = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t k = abs_path_at(s, n, i);
+    if (!k) continue;
+    const char *p = s + i;
+    str_addn(o, s + from, i - from);
+    if (system_path(p, k)) {
+      str_addn(o, p, k);
+    } else if (g_md_abs[0] && has_prefix_dir(p, k, g_md_abs)) {
+      str_add(o, "docs");
+      str_addn(o, p + strlen(g_md_abs), k - strlen(g_md_abs));
+    } else if (g_root[0] && has_prefix_dir(p, k, g_root)) {
+      size_t r = strlen(g_root) + 1;
+      str_addn(o, p + r, k - r);
+    } else if (g_shared[0] && has_prefix_dir(p, k, g_shared)) {
+      str_add(o, "../shared/data");
+      str_addn(o, p + strlen(g_shared), k - strlen(g_shared));
+    } else if (env && *env == '/' && has_prefix_dir(p, k, env)) {
+      str_add(o, "$D2L_DATA_DIR");
+      str_addn(o, p + strlen(env), k - strlen(env));
+    } else {
+      const char *base = p + k;
+      while (base > p && base[-1] != '/') base--;
+      str_add(o, ".../");
+      str_addn(o, base, k - (size_t)(base - p));
+    }
+    from = i + k;
+    i = from - 1;
+  }
+  str_addn(o, s + from, n - from);
+}
+
+/* The finished page: any absolute path left (in prose or code: the output's were rewritten)
+ * that is not a system location stops the weave, naming it. */
+static void page_path_check(const char *s, size_t n) {
+  int line = 1, bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '\n') line++;
+    size_t k = abs_path_at(s, n, i);
+    if (!k || system_path(s + i, k)) continue;
+    fprintf(stderr, "weave: %s: the page (line %d) holds the path %.*s, outside the kit: write "
+                    "it relative to the kit's root\n", g_chapter, line, (int)k, s + i);
+    bad++;
+    i += k - 1;
+  }
+  if (bad) exit(2);
+}
+
+/* ------------------------------------------------------------------ claims */
+/* Prose that states what the run printed marks it: `[TEXT]{.run}` claims the output woven on
+ * this page holds TEXT (backticks around it dropped), `[TEXT]{.run out="LINE PART"}` claims the
+ * output holds LINE PART and LINE PART holds TEXT (for a number the prose states without its
+ * printed context). Whitespace runs, line breaks included, compare as one space. pandoc renders
+ * the mark as a <span class="run">. --claims check (the kit's own pages) makes any claim the run
+ * does not bear out an error naming the chapter's line; --claims note (a student's pages, their
+ * own run) says so in the page under the paragraph instead. Without output nothing is checked. */
+static const char *g_claims = "check";
+static int g_claim_errors, g_claims_checked;
+
+/* s[0..n) with backticks at its ends dropped and whitespace runs as one space */
+static void squeeze(Str *o, const char *s, size_t n) {
+  while (n && (*s == '`' || isspace((unsigned char)*s))) s++, n--;
+  while (n && (s[n - 1] == '`' || isspace((unsigned char)s[n - 1]))) n--;
+  for (size_t i = 0; i < n; i++) {
+    if (isspace((unsigned char)s[i])) {
+      while (i + 1 < n && isspace((unsigned char)s[i + 1])) i++;
+      str_add(o, " ");
+    } else {
+      str_addn(o, s + i, 1);
+    }
+  }
+  if (!o->s) str_add(o, "");
+}
+
+/* The claims of the prose s[a..b) (a block), checked against `shown` (squeezed output). */
+static void check_claims(Str *page, const char *src, size_t a, size_t b, const char *shown) {
+  for (size_t i = a; i + 6 < b; i++) {
+    if (src[i] != ']' || src[i + 1] != '{') continue;
+    const char *close = memchr(src + i, '}', b - i);
+    if (!close) break;
+    size_t attr = i + 2, attr_end = (size_t)(close - src);
+    int run = 0;
+    for (size_t j = attr; j + 4 <= attr_end; j++)
+      if (!strncmp(src + j, ".run", 4) && (j + 4 == attr_end || isspace((unsigned char)src[j + 4])) &&
+          (j == attr || isspace((unsigned char)src[j - 1])))
+        run = 1;
+    if (!run) continue;
+    size_t open = i; /* the matching '[' */
+    int depth = 0;
+    while (open > a) {
+      open--;
+      if (src[open] == ']') depth++;
+      else if (src[open] == '[' && depth-- == 0) break;
+    }
+    int line = 1;
+    for (size_t j = 0; j < i; j++) line += src[j] == '\n';
+    Str text = {0}, out = {0};
+    squeeze(&text, src + open + 1, i - open - 1);
+    const char *q = NULL;
+    for (size_t j = attr; j + 5 < attr_end && !q; j++)
+      if (!strncmp(src + j, "out=\"", 5)) q = src + j + 5;
+    if (q) {
+      const char *qe = memchr(q, '"', (size_t)(close - q));
+      squeeze(&out, q, qe ? (size_t)(qe - q) : (size_t)(close - q));
+    } else {
+      str_add(&out, text.s);
+    }
+    g_claims_checked++;
+    const char *why = NULL;
+    if (src[open] != '[' || !text.n) why = "a claim needs [TEXT]{.run}";
+    else if (!strstr(out.s, text.s)) why = "its out=\"...\" does not hold the claimed text";
+    else if (!strstr(shown, out.s)) why = "the run's output on this page does not print it";
+    if (why) {
+      fprintf(stderr, "weave: %s:%d: the prose claims \"%s\"%s%s%s: %s%s\n", g_chapter, line,
+              text.s ? text.s : "", q ? " (out=\"" : "", q ? out.s : "", q ? "\")" : "", why,
+              strcmp(g_claims, "check") ? "" : " (the page's run differs from what the text says: "
+              "rerun at the chapter's defaults, or make the text say what this run shows)");
+      if (!strcmp(g_claims, "check")) {
+        g_claim_errors++;
+      } else {
+        str_add(page, "> **Note:** the text above says `");
+        str_add(page, q ? out.s : text.s);
+        str_add(page, "`; this run did not print that (the text describes the kit's reference "
+                      "run at the chapter's defaults).\n\n");
+      }
+    }
+    free(text.s);
+    free(out.s);
+    i = attr_end;
+  }
+}
+
 /* Program output: ```text blocks, with `[figure X.png]` lines replaced by the image. With
  * ref_dir set it is the reference run's output (a handout's, shown where the student's run
  * stopped): the blocks are classed `reference` and the figures are read from ref_dir. */
@@ -822,10 +1034,12 @@ static void emit_output(Str *o, const char *text, size_t n, const char *md_dir, 
       fig = 1;
     }
     if (i < k && !fig) continue;
-    Str chunk = {0};
+    Str chunk = {0}, shown_text = {0};
     emit_lines(&chunk, v, from, i, 0);
-    if (chunk.n) fenced(o, ref_dir ? "{.text .reference}" : "text", chunk.s, chunk.n);
+    if (chunk.n) add_kit_paths(&shown_text, chunk.s, chunk.n);
+    if (shown_text.n) fenced(o, ref_dir ? "{.text .reference}" : "text", shown_text.s, shown_text.n);
     free(chunk.s);
+    free(shown_text.s);
     if (fig && ref_dir) {
       const char *base = strrchr(png, '/');
       char path[8192];
@@ -933,8 +1147,12 @@ static int cmd_doc(int argc, char **argv) {
     else if (!strcmp(a, "--exercises")) g_exercises = argv[++i];
     else if (!strcmp(a, "--ref-log")) ref_log_path = argv[++i];
     else if (!strcmp(a, "--ref-dir")) ref_dir = argv[++i];
+    else if (!strcmp(a, "--claims")) g_claims = argv[++i];
     else die("doc: unknown option %s (see the comment at the top of docs/weave.c)", a);
   }
+  if (strcmp(g_claims, "check") && strcmp(g_claims, "note"))
+    die("doc: --claims must be check or note, got %s", g_claims);
+  paths_init(md_dir);
   Chapter ch = {0};
   g_chapter = src_path;
   ch.src = read_file(src_path, &ch.len);
@@ -970,22 +1188,35 @@ static int cmd_doc(int argc, char **argv) {
     place[k + 1] = q - 1;
   }
 
+  /* The output this page shows (the run's, the reference's after a stop), as shown: what the
+   * prose's claims are checked against. */
+  Str shown_out = {0};
+  for (int s = 0; s <= ch.n; s++) {
+    const Str *seg = !stopped || s <= lg.last ? &lg.seg[s] : s <= ref.last ? &ref.seg[s] : NULL;
+    if (seg && seg->n) add_kit_paths(&shown_out, seg->s, seg->n);
+  }
+  if (!lg.any_marker && log_len) add_kit_paths(&shown_out, log_text, log_len);
+  Str shown_sq = {0};
+  squeeze(&shown_sq, shown_out.s ? shown_out.s : "", shown_out.n);
+  free(shown_out.s);
+
   Str o = {0};
   Names shown = {0};
   str_add(&o, "<!-- generated by `make docs` (docs/weave.c) from ");
-  str_add(&o, src_path);
+  add_kit_paths(&o, src_path, strlen(src_path));
   str_add(&o, ": edit the chapter, not this file -->\n\n");
   for (int k = 0; k < ch.n; k++) {
     int program = emit_prose(&o, ch.src, &ch.b[k]);
+    if (shown_sq.n) check_claims(&o, ch.src, ch.b[k].start, ch.b[k].end, shown_sq.s);
     if (k == 0) { /* after the title block: where the text and the output come from */
       str_add(&o, "> Woven from [`");
-      str_add(&o, src_path);
+      add_kit_paths(&o, src_path, strlen(src_path));
       str_add(&o, "`](");
       rel_path(&o, md_dir, src_path);
       str_add(&o, ")");
       if (command) {
         str_add(&o, "; the output and figures are from `");
-        str_add(&o, command);
+        add_kit_paths(&o, command, strlen(command));
         str_add(&o, "`");
         if (status) {
           char buf[64];
@@ -1054,7 +1285,14 @@ static int cmd_doc(int argc, char **argv) {
     free(rest.v);
   }
   while (o.n >= 2 && o.s[o.n - 1] == '\n' && o.s[o.n - 2] == '\n') o.s[--o.n] = '\0';
+  if (g_claim_errors) {
+    fprintf(stderr, "weave: %s: %d of %d claims in the prose not borne out by the run's output\n",
+            src_path, g_claim_errors, g_claims_checked);
+    exit(3);
+  }
+  page_path_check(o.s, o.n);
   fwrite(o.s, 1, o.n, stdout);
+  free(shown_sq.s);
   for (int i = 0; i < shown.n; i++) free(shown.v[i]);
   free(shown.v);
   for (int s = 0; s <= ch.n; s++) free(lg.seg[s].s), free(ref.seg[s].s);

@@ -63,9 +63,10 @@ if [ "$ref" != "$out" ] && [ -f "$ref/output.txt" ]; then
   weave_args+=(--ref-log "$ref/output.txt" --ref-dir "$ref")
 fi
 if ! "$WEAVE" doc "$src" --md-dir "$docs" --captions docs/captions.txt \
-  ${DOCS_EXERCISES:+--exercises "$DOCS_EXERCISES"} "${weave_args[@]}" >"$md.tmp"; then
+  ${DOCS_EXERCISES:+--exercises "$DOCS_EXERCISES"} ${DOCS_CLAIMS:+--claims "$DOCS_CLAIMS"} \
+  "${weave_args[@]}" >"$md.tmp"; then
   rm -f "$md.tmp"
-  echo "docs: $lab: weaving $src failed" >&2
+  echo "docs: $lab: weaving $src failed (the lines above say why)" >&2
   exit 1
 fi
 mv "$md.tmp" "$md"
@@ -80,13 +81,21 @@ if [ "${PANDOC:-}" = yes ]; then
   [ "$(cd "$docs" && pwd)" = "$(cd docs && pwd)" ] || cp docs/style.css "$docs/style.css"
   # Run next to the .md so the relative figure links stay as the .md has them. MathML needs no
   # script (offline); weave mathml sets \mathrm names upright in Chromium too.
+  # A warning is a page shown wrong (TeX pandoc could not convert is printed raw): it fails
+  # the build, with pandoc's own words.
+  warnings=$docs/.pandoc_$lab.log
   if (cd "$docs" && pandoc --from markdown --to html5 --mathml --standalone --css style.css \
     --include-before-body ".nav_$lab.html" --include-after-body ".foot_$lab.html" \
-    --metadata pagetitle="$lab: ${title:-$lab}" -o "$lab.html.tmp" "$lab.md") &&
-    "$WEAVE" mathml "$docs/$lab.html.tmp" >"$docs/$lab.html"; then
+    --metadata pagetitle="$lab: ${title:-$lab}" -o "$lab.html.tmp" "$lab.md") 2>"$warnings" &&
+    [ ! -s "$warnings" ] && "$WEAVE" mathml "$docs/$lab.html.tmp" >"$docs/$lab.html"; then
     echo "docs: wrote $docs/$lab.html"
+    status=0
   else
-    echo "docs: $lab: pandoc failed; $md is still there" >&2
+    echo "docs: $lab: pandoc failed or warned on $md (fix the chapter, $src):" >&2
+    sed 's/^/  /' "$warnings" >&2
+    rm -f "$docs/$lab.html"
+    status=1
   fi
-  rm -f "$docs/$lab.html.tmp" "$docs/.nav_$lab.html" "$docs/.foot_$lab.html"
+  rm -f "$docs/$lab.html.tmp" "$docs/.nav_$lab.html" "$docs/.foot_$lab.html" "$warnings"
+  exit $status
 fi

@@ -81,6 +81,95 @@ in_order "Summary after the program's last code" "$md" 'return 0;' '## Summary'
 in_order "Figures section at the very end" "$md" '## Summary' '## Figures'
 check "marker bytes never reach the page" bash -c "! grep -q \$'\\x1e' '$md'"
 
+# ---------------------------------------------------------------- what a page may not hold
+# A control byte in a chapter (a "\b" of \boldsymbol that went through a string escape) stops
+# the weave, naming the file and line; a tab is refused in prose, allowed in code.
+sed '24s/The loop prints/The \x08oldsymbol loop prints/' "$fix" >"$tmp/ctl.c"
+$weave doc "$tmp/ctl.c" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -qF "$tmp/ctl.c:24:5: control byte 0x08 in prose" "$tmp/err.txt"; then
+  ok "a backspace byte in prose: the weave fails at file:line ($(cut -c1-60 "$tmp/err.txt" | head -1)...)"
+else bad "a backspace byte in prose: exit $rc, $(cat "$tmp/err.txt")"; fi
+sed '24s/The loop prints/The \textit{loop} prints/; 24s/\\t/\t/' "$fix" >"$tmp/tab.c"
+$weave mark "$tmp/tab.c" >/dev/null 2>"$tmp/err.txt"
+if grep -qF "$tmp/tab.c:24:" "$tmp/err.txt" && grep -q 'tab' "$tmp/err.txt"; then ok "a tab byte in prose: weave mark fails at file:line"; else
+  bad "a tab byte in prose: $(cat "$tmp/err.txt")"; fi
+sed '26s/^  for/\tfor/' "$fix" >"$tmp/codetab.c"
+check "a tab in code (indentation) is allowed" $weave doc "$tmp/codetab.c"
+
+# Claims: prose marks what it says the run printed, [TEXT]{.run} or [TEXT]{.run out="..."}; the
+# weave fails when the output woven on the page does not bear it out (--claims check, the kit's
+# pages) or notes it in the page (--claims note, a student's own run).
+claim() { # the fixture with line 24's prose replaced by $1
+  # (ENVIRON, not awk -v, which would turn the \f of \frac into a form feed: this very bug)
+  T=$1 awk 'NR == 24 { print ENVIRON["T"]; next } { print }' "$fix" >"$tmp/claim.c"
+}
+log=$tmp/docs/out/lab99/output.txt
+claim 'The loop prints [`count 2`]{.run} last, [three]{.run out="count 2"} lines... no: [2]{.run out="count 2"}.'
+if $weave doc "$tmp/claim.c" --log "$log" --md-dir "$tmp/docs" >"$tmp/claim.md" 2>"$tmp/err.txt"; then
+  bad "an out= that does not hold its text was accepted"
+else
+  check "out= must hold the claimed text" grep -qF 'its out="..." does not hold the claimed text' "$tmp/err.txt"
+fi
+claim 'The loop prints [`count 2`]{.run} last, [2]{.run out="count 2"} being its
+last [count
+1]{.run} but one.'
+if $weave doc "$tmp/claim.c" --log "$log" --md-dir "$tmp/docs" >"$tmp/claim.md" 2>"$tmp/err.txt"; then
+  ok "true claims (one wrapped over two lines) pass"
+else bad "true claims rejected: $(cat "$tmp/err.txt")"; fi
+check "the claim stays in the page as a pandoc span" grep -qF '[`count 2`]{.run}' "$tmp/claim.md"
+claim 'The loop prints [`count 3`]{.run} last.'
+$weave doc "$tmp/claim.c" --log "$log" --md-dir "$tmp/docs" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -qF "$tmp/claim.c:24: the prose claims \"count 3\"" "$tmp/err.txt"; then
+  ok "a wrong claimed value fails the weave, naming the line (exit $rc)"
+else bad "a wrong claimed value: exit $rc, $(cat "$tmp/err.txt")"; fi
+claim 'The loop prints [4]{.run out="count 4"} lines.'
+check "a wrong value in an out= claim fails too" bash -c "! $weave doc '$tmp/claim.c' --log '$log' --md-dir '$tmp/docs' >/dev/null 2>&1"
+$weave doc "$tmp/claim.c" --log "$log" --md-dir "$tmp/docs" --claims note >"$tmp/note.md" 2>/dev/null
+check "--claims note: the page says the run differs" grep -qF '> **Note:** the text above says `count 4`' "$tmp/note.md"
+check "no run, nothing to check: the claim is not an error" $weave doc "$tmp/claim.c" --md-dir "$tmp/docs"
+
+# Paths: the run's absolute paths are shown as the kit names them; a page that would still hold
+# one outside the kit (here in prose) is refused.
+root=$(pwd -P)
+mkdir -p "$tmp/paths/docs"
+printf '%s\n' "data: $(dirname "$root")/shared/data/fra-eng.zip" "wrote $tmp/paths/docs/out/lab99/summary.json" \
+  "read $root/tests/fixtures/weave/lab99.c" "found /home/someone/d2l/train.gz" \
+  "found /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz" "2/3 done, 5 tokens/sec" >"$tmp/paths/log"
+$weave doc "$fix" --log "$tmp/paths/log" --md-dir "$tmp/paths/docs" --command "./lab99 --out $tmp/paths/docs/out/lab99" >"$tmp/paths.md"
+check "path: the data file as the kit's search names it (../shared/data/)" grep -qx 'data: ../shared/data/fra-eng.zip' "$tmp/paths.md"
+check "path: the page's own directory as docs/" grep -qx 'wrote docs/out/lab99/summary.json' "$tmp/paths.md"
+check "path: the run command's --out as docs/" grep -qF '`./lab99 --out docs/out/lab99`' "$tmp/paths.md"
+check "path: inside the kit, relative to its root" grep -qx 'read tests/fixtures/weave/lab99.c' "$tmp/paths.md"
+check "path: elsewhere, only the file name" grep -qx 'found .../train.gz' "$tmp/paths.md"
+check "path: a system location as it is" grep -qx 'found /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz' "$tmp/paths.md"
+check "path: not every slash is a path" grep -qx '2/3 done, 5 tokens/sec' "$tmp/paths.md"
+claim 'The data live in /home/someone/d2l/fra-eng.zip here.'
+$weave doc "$tmp/claim.c" --md-dir "$tmp/docs" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+if [ $rc -ne 0 ] && grep -qF 'holds the path /home/someone/d2l/fra-eng.zip, outside the kit' "$tmp/err.txt"; then
+  ok "a page holding an absolute path outside the kit is refused"
+else bad "absolute path in a page: exit $rc, $(cat "$tmp/err.txt")"; fi
+
+# A pandoc warning (TeX it cannot convert, shown raw) fails the page's build, with pandoc's words.
+if command -v pandoc >/dev/null 2>&1; then
+  claim 'Broken math: $\frac{1}{$ here.'
+  cp "$tmp/claim.c" "$tmp/lab97.c"
+  WEAVE=$weave PANDOC=yes DOCS_DIR="$tmp/pw" bash docs/weave.sh lab97 "$tmp/lab97.c" ./none no "" >"$tmp/pw.log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ] && grep -q 'WARNING' "$tmp/pw.log" && grep -qF 'pandoc failed or warned' "$tmp/pw.log"; then
+    ok "a pandoc warning fails the page (exit $rc) and is shown"
+  else bad "a pandoc warning: exit $rc, $(tail -3 "$tmp/pw.log")"; fi
+  check "... and leaves no HTML page" test ! -e "$tmp/pw/lab97.html"
+fi
+
+# no absolute path outside the kit in a woven page (independent of the weaver's own check):
+# system locations (/usr, /dev, /proc, /etc) are all a page may name
+outside_paths() { # page.md: prints the offending paths
+  grep -oP '(?<![\w:/.\-~$])/[A-Za-z_.][\w.+-]*(/[\w.+-]+)+' "$1" | grep -vE '^/(usr|dev|proc|etc)/' | sort -u
+}
+
 # A log without markers (an unmarked run) becomes one closing section.
 printf 'plain output\n' >"$tmp/plain.txt"
 $weave doc "$fix" --log "$tmp/plain.txt" --md-dir "$tmp" >"$tmp/plain.md"
@@ -179,6 +268,8 @@ for src in chapters/*/lab[0-9][0-9].c; do
     else
       bad "$(basename "$src" .c) ($ex): $(head -3 "$tmp/all.err")"
     fi
+    bad_paths=$(outside_paths "$tmp/all.md")
+    [ -z "$bad_paths" ] || bad "$(basename "$src" .c) ($ex): absolute paths outside the kit: $bad_paths"
   done
 done
 
@@ -221,6 +312,10 @@ if [ -f chapters/02_scoring_functions/lab02.c ]; then
     diff "$tmp/want_headings" "$tmp/got_headings" | head
   fi
   in_order "lab02: Summary then Exercises" "$md" '## Summary' '## Exercises'
+  bad_paths=$(outside_paths "$md")
+  if [ -z "$bad_paths" ]; then ok "lab02: no absolute path outside the kit in the page"; else
+    bad "lab02: absolute paths outside the kit in the page: $bad_paths"; fi
+  check "lab02: no pandoc warning (make docs would have failed)" bash -c "! grep -q WARNING '$tmp/real.log'"
 fi
 if [ -f chapters/02_scoring_functions/lab02.c ] && [ $run = yes ]; then
   n=$(grep -c '^```text' "$md")
