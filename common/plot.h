@@ -25,6 +25,7 @@ typedef struct Axes {
   bool logy;
   const Series *series;
   int nseries;
+  bool logx; /* x on a log axis (base 2: ticks at the powers of two, as d = 1, 2, ..., 256) */
 } Axes;
 
 /* 1 x n row of panels (n = 1 for a single plot). width/height in pixels (0 = default: 700 x 500
@@ -51,6 +52,12 @@ int plot_heatmaps(const char *base, const HeatMap *maps, int nrows, int ncols,
 int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols,
                      const char *xlabel, const char *ylabel, const char *cblabel,
                      const char *palette, int width, int height);
+
+/* Images as d2l's show_images draws them: a rows x cols grid in gray (matplotlib's 'gray',
+ * black to white over the values of all panels), each with its title, no ticks, no colour bar.
+ * Titles are wrapped as plot_heatmaps_cb's. */
+int plot_images(const char *base, const HeatMap *images, int nrows, int ncols, int width,
+                int height);
 
 /* Training-curve animator (d2l's Animator(xlabel='epoch', ylabel='loss', ...)): add points per
  * epoch; the figure is redrawn every `every` additions and at animator_close. Series take

@@ -67,7 +67,7 @@ static int animator_draw(Animator *a) {
     looks[i] = k_anim_looks[i];
     if (a->nseries > 4) looks[i] = (SeriesLook){NULL, -1}; /* many series: plain cycle */
   }
-  Axes ax = {NULL, a->xlabel, a->ylabel, a->xmin, a->xmax, NAN, NAN, a->logy, ser, a->nseries};
+  Axes ax = {NULL, a->xlabel, a->ylabel, a->xmin, a->xmax, NAN, NAN, a->logy, ser, a->nseries, false};
   int rc = draw_axes(a->base, &ax, 1, 0, 0, looks, 4, "animator");
   a->drawn_n = a->n;
   a->drawn_rc = rc;

@@ -16,6 +16,10 @@ static const char *const k_blues[9] = {"#f7fbff", "#deebf7", "#c6dbef", "#9ecae1
 
 /* A 1-2-5 tick step for n cells that gives at most 6 ticks, and no more than fit along px
  * pixels when each tick label needs label_px (so small image panels do not run labels together). */
+/* matplotlib's 'gray' (black to white), for images as d2l's show_images draws them */
+static const char *const k_grays[9] = {"#000000", "#202020", "#404040", "#606060", "#808080",
+                                       "#9f9f9f", "#bfbfbf", "#dfdfdf", "#ffffff"};
+
 static int tick_step(int n, double px, double label_px) {
   int maxt = label_px > 0 ? (int)(px / label_px) : 6;
   if (maxt < 2) maxt = 2;
@@ -44,6 +48,7 @@ typedef struct {
   const char *xlabel, *ylabel, *cblabel;
   int width, height; /* 0: free */
   const char *const *pal;
+  bool images; /* plot_images: gray, no ticks, no colour bar (d2l's show_images) */
   /* the data */
   int mr, mc;    /* the largest matrix: panels share one cell size */
   double lo, hi; /* the shared colour range */
@@ -80,7 +85,9 @@ static bool heat_check(const char *base, Heat *h, const char *palette) {
     if (m->cols > h->mc) h->mc = m->cols;
   }
   h->pal = k_reds;
-  if (palette && !strcmp(palette, "Blues")) {
+  if (h->images) {
+    h->pal = k_grays;
+  } else if (palette && !strcmp(palette, "Blues")) {
     h->pal = k_blues;
   } else if (palette && strcmp(palette, "Reds") != 0) {
     fprintf(stderr, "plot: unknown palette '%s' for '%s' (use \"Reds\" or \"Blues\"); using Reds\n",
@@ -139,6 +146,10 @@ static void heat_margins(Heat *h) {
   h->cb_gap = 0.9 * em;
   h->cb_right = (h->cbchars * 0.62 + 1.2) * em;
   if (has_label(h->cblabel)) h->cb_right += 1.7 * em; /* the bar's label, rotated, beside its ticks */
+  if (h->images) { /* no tick labels, no colour bar: the panels and their titles only */
+    h->left = h->bottom = h->pad = 0.4 * em;
+    h->cb_gap = h->cb_right = 0;
+  }
 }
 
 /* The canvas height besides the cells. */
@@ -152,8 +163,8 @@ static void heat_cell(Heat *h) {
   int mr = h->mr, mc = h->mc;
   double cell = sqrt(90000.0 / ((double)mr * mc));
   if (cell * (mr > mc ? mr : mc) > 450) cell = 450.0 / (mr > mc ? mr : mc);
-  double fixed_w =
-      h->left + (h->ncols - 1) * h->hgap + h->cb_gap + 1.0 * h->em + h->cb_right + h->pad;
+  double fixed_w = h->left + (h->ncols - 1) * h->hgap + h->cb_gap +
+                   (h->images ? 0 : 1.0 * h->em) + h->cb_right + h->pad;
   if (fixed_w + h->ncols * mc * cell > 1900) cell = (1900 - fixed_w) / (h->ncols * mc);
   if (h->width > 0) cell = (h->width - fixed_w) / (h->ncols * mc);
   if (h->height > 0) {
@@ -242,6 +253,7 @@ static void heat_place(Heat *h) {
   h->cb_h = fmax(0.8 * h->span_h, 7 * em);
   h->cb_w = fmax(h->cb_h / 20, 1.0 * em);
   if (h->yw > h->span_h && h->yw > h->cb_h) h->cb_h = fmin(h->yw, 12 * em);
+  if (h->images) h->cb_h = h->span_h, h->cb_w = 0;
   h->y_top = h->pad; /* top of the first title line */
   h->cb_top = h->pad + h->title_h + (h->span_h - h->cb_h) / 2;
   if (h->cb_h > h->span_h) { /* panels centered on the bar */
@@ -316,7 +328,8 @@ static void put_heat_settings(FILE *f, const Heat *h) {
           "set cbtics %.10g out nomirror scale 0.8\n"
           "set format x '%%g'\nset format y '%%g'\nset format cb '%%g'\n"
           "unset key\nunset grid\n",
-          h->pal == k_blues ? "Blues" : "Reds", h->lo, h->hi, 1.1 * h->s, h->cb_step);
+          h->pal == k_blues ? "Blues" : h->pal == k_grays ? "gray" : "Reds", h->lo, h->hi,
+          1.1 * h->s, h->cb_step);
   if (has_label(h->cblabel)) { /* placed by hand: gnuplot's cblabel ignores a user colorbox's
                                 * tick labels and runs into them */
     fputs("set label 998 ", f);
@@ -343,6 +356,10 @@ static void put_heat_axes(FILE *f, const Heat *h, int k, double w, double ht) {
   int r = k / h->ncols, c = k % h->ncols;
   fprintf(f, "set xrange [-0.5:%.1f]\nset yrange [%.1f:-0.5]\n", hm->cols - 0.5,
           hm->rows - 0.5);
+  if (h->images) { /* the book's show_images hides both axes */
+    fputs("unset xtics\nunset ytics\nunset xlabel\nunset ylabel\n", f);
+    return;
+  }
   int xdig = 1;
   for (int v = hm->cols - 1; v >= 10; v /= 10) xdig++;
   fprintf(f, "set xtics 0,%d,%d\nset ytics 0,%d,%d\n",
@@ -377,7 +394,7 @@ static void put_heat_panel(FILE *f, const Heat *h, int k) {
   if (h->title_scale < 1) fprintf(f, " font ',%.1f'", h->fontpt * h->title_scale);
   fprintf(f, " offset 0,-0.4\n");
   put_heat_axes(f, h, k, w, ht);
-  if (k == h->np - 1)
+  if (k == h->np - 1 && !h->images)
     fprintf(f, "set colorbox user origin screen %.5f,%.5f size screen %.5f,%.5f bdefault\n",
             h->cb_x / h->W, 1 - (h->cb_top + h->cb_h) / h->H, h->cb_w / h->W, h->cb_h / h->H);
   else
@@ -402,16 +419,34 @@ static int write_heat_gp(const Paths *p, const Heat *h) {
   if (!f) return -1;
   put_preamble(f, p, "heatmaps", h->W, h->H, h->fontpt);
   put_heat_settings(f, h);
-  for (int k = 0; k < h->np; k++) put_heat_panel(f, h, k);
+  for (int k = 0; k < h->np; k++) {
+    bool any = !h->images; /* an image with no value (a grid's filler) is left out, frame too */
+    for (long i = 0; !any && i < (long)h->maps[k].rows * h->maps[k].cols; i++)
+      any = isfinite(h->maps[k].m[i]);
+    if (any) put_heat_panel(f, h, k);
+  }
   fputs("unset multiplot\nset output\n", f);
   return close_w(f, p->gp);
 }
+
+static int heat_plot(Heat h, const char *base, const char *palette);
 
 int plot_heatmaps_cb(const char *base, const HeatMap *maps, int nrows, int ncols,
                      const char *xlabel, const char *ylabel, const char *cblabel,
                      const char *palette, int width, int height) {
   Heat h = {.maps = maps, .nrows = nrows, .ncols = ncols, .xlabel = xlabel, .ylabel = ylabel,
             .cblabel = cblabel, .width = width, .height = height};
+  return heat_plot(h, base, palette);
+}
+
+int plot_images(const char *base, const HeatMap *images, int nrows, int ncols, int width,
+                int height) {
+  Heat h = {.maps = images, .nrows = nrows, .ncols = ncols, .width = width, .height = height,
+            .images = true};
+  return heat_plot(h, base, NULL);
+}
+
+static int heat_plot(Heat h, const char *base, const char *palette) {
   if (!heat_check(base, &h, palette)) return -1;
   Paths p;
   paths_init(&p, base);

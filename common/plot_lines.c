@@ -112,6 +112,7 @@ static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0,
       {0.5 - kw / 2, 0.5 + kw / 2, 1 - kh - 0.02, 1}, {0.5 - kw / 2, 0.5 + kw / 2, 0, kh + 0.02}};
   long bad[8] = {0}, nsamp = 0;
   double ly0 = ax->logy ? log10(y0) : y0, ly1 = ax->logy ? log10(y1) : y1;
+  if (ax->logx) x0 = log10(x0), x1 = log10(x1);
   for (int s = 0; s < ax->nseries; s++) {
     const Series *se = &ax->series[s];
     int st = parse_style(se->style);
@@ -120,6 +121,7 @@ static const char *best_key_pos(const Axes *ax, double x0, double x1, double y0,
     for (int i = 0; i < se->n; i++) {
       double x = se->x[i], y = se->y[i];
       if (ax->logy) y = y > 0 ? log10(y) : NAN;
+      if (ax->logx) x = x > 0 ? log10(x) : NAN;
       if (!isfinite(x) || !isfinite(y)) {
         px = NAN;
         continue;
@@ -257,7 +259,7 @@ static PanelRange panel_range(const Axes *ax) {
     const Series *se = &ax->series[s2];
     for (int i = 0; i < se->n; i++) {
       double x = se->x[i], y = se->y[i];
-      if (!isfinite(x) || !isfinite(y) || (ax->logy && y <= 0)) continue;
+      if (!isfinite(x) || !isfinite(y) || (ax->logy && y <= 0) || (ax->logx && x <= 0)) continue;
       xlo = fmin(xlo, x);
       xhi = fmax(xhi, x);
       ylo = fmin(ylo, y);
@@ -269,7 +271,8 @@ static PanelRange panel_range(const Axes *ax) {
       if (l > r.maxlab) r.maxlab = l;
     }
   }
-  auto_range(xlo, xhi, ax->xmin, ax->xmax, false, &r.x0, &r.x1);
+  auto_range(xlo, xhi, ax->xmin, ax->xmax, ax->logx, &r.x0, &r.x1);
+  if (ax->logx && !(r.x0 > 0)) r.x0 = r.x1 / 1e3;
   auto_range(ylo, yhi, ax->ymin, ax->ymax, ax->logy, &r.y0, &r.y1);
   if (ax->logy && !(r.y0 > 0)) r.y0 = r.y1 / 1e3; /* a log axis cannot start at or below 0 */
   return r;
@@ -284,7 +287,8 @@ static void put_panel_frame(FILE *f, const Axes *ax, const PanelRange *r) {
   fputs(" offset 0,0.45\nset ylabel ", f);
   put_q(f, has_label(ax->ylabel) ? ax->ylabel : "");
   /* the log switch goes before the range: a range below 0 on a still-log axis warns */
-  fprintf(f, "\n%s\nset xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
+  fprintf(f, "\n%s\n%s\nset xrange [%.10g:%.10g]\nset yrange [%.10g:%.10g]\n",
+          ax->logx ? "set logscale x 2" : "unset logscale x",
           ax->logy ? "set logscale y" : "unset logscale y", r->x0, r->x1, r->y0, r->y1);
   /* margins in character heights: gnuplot's defaults leave a wide band above the title */
   fprintf(f, "set tmargin %.1f\nset bmargin %.1f\nset rmargin 2\n",
@@ -304,7 +308,15 @@ static void put_panel_ticks(FILE *f, const Axes *ax, const PanelRange *r, const 
     xs = nice_step(x0, x1, b + 1);
     if ((x1 - x0) / xs * (tick_chars(x0, x1, xs) + 1.5) * 0.62 * em <= plot_w) break;
   }
-  fprintf(f, "set xtics %.10g\n", xs);
+  if (ax->logx) { /* every power of two in range, labelled as a plain number */
+    fputs("set xtics (", f);
+    int nt = 0;
+    for (double t = exp2(ceil(log2(x0))); t <= x1 * (1 + 1e-9) && nt < 40; t *= 2)
+      fprintf(f, "%s\"%g\" %.10g", nt++ ? ", " : "", t, t);
+    fputs(")\nset mxtics default\n", f);
+  } else {
+    fprintf(f, "set xtics %.10g\n", xs);
+  }
   double lst = ax->logy ? nice_step(y0, y1, yb + 1) : 0;
   double lt0 = ax->logy ? ceil(y0 / lst) * lst : 0;
   if (ax->logy && log10(y1 / y0) < 1.2 && lt0 <= y1) {
@@ -391,7 +403,8 @@ static void put_panel_plot(FILE *f, const Axes *ax, const PanelRange *r, int blk
     const Series *se = &ax->series[s2];
     int finite = 0;
     for (int i = 0; i < se->n && !finite; i++)
-      finite = isfinite(se->x[i]) && isfinite(se->y[i]) && (!ax->logy || se->y[i] > 0);
+      finite = isfinite(se->x[i]) && isfinite(se->y[i]) && (!ax->logy || se->y[i] > 0) &&
+               (!ax->logx || se->x[i] > 0);
     if (!finite) continue; /* gnuplot warns about blocks with no valid point */
     const SeriesLook *lk = nlooks > 0 ? &looks[s2 % nlooks] : NULL;
     const char *fmt_col;

@@ -20,7 +20,10 @@ typedef struct {
   const Seq2SeqTrainConfig *cfg;
   Seq2SeqTrainResult *res;
   const char *dev;
-  int every;         /* a progress line and an animator point every N epochs */
+  int every;         /* a progress line every N epochs */
+  int anim_every;    /* an animator point every N epochs: N = every, as the book's loop, where
+                      * that gives at least 5 points; every epoch in a shorter run (a curve, not
+                      * a dot: --epochs 5 would give one point at epoch 5) */
   Animator *anim;
   double flops0;     /* the matrix products' count at the start */
 } TrainLog;
@@ -33,11 +36,12 @@ static TrainLog train_log_begin(Seq2SeqModel *m, const Seq2SeqTrainConfig *cfg, 
   log.dev = cfg->device ? cfg->device : device_name(m->ps->device);
   res->epochs = epochs;
   res->epoch_losses = xcalloc((size_t)epochs, sizeof(double));
+  log.anim_every = epochs >= 5 * log.every ? log.every : 1;
   if (cfg->fig_base) {
     /* 0.17's Animator(xlabel='epoch', ylabel='loss') has no legend; 1.0's board says train_loss */
     const char *legend[1] = {cfg->token_mean ? "train_loss" : NULL};
     log.anim = animator_new(cfg->fig_base, "epoch", "loss", legend, 1,
-                            log.every < epochs ? log.every : 1, epochs, false,
+                            log.anim_every < epochs ? log.anim_every : 1, epochs, false,
                             0); /* drawn once, at the end: no gnuplot inside the timing */
   }
   log.flops0 = gemm_flops();
@@ -62,8 +66,9 @@ static int train_log_epoch(TrainLog *log, int ep, double dt, double loss_sum, lo
     res->epochs = ep + 1;
     return -1;
   }
+  if (log->anim && ((ep + 1) % log->anim_every == 0 || ep + 1 == res->epochs))
+    animator_add(log->anim, ep + 1, (const double[]){loss});
   if ((ep + 1) % log->every == 0 || ep + 1 == res->epochs) {
-    if (log->anim) animator_add(log->anim, ep + 1, (const double[]){loss});
     if (!log->cfg->quiet)
       progress_report(ep + 1, res->epochs, loss, res->tokens / res->train_seconds, "tokens/sec",
                       log->dev);

@@ -32,6 +32,10 @@ nav() {
 
 index() {
   local dir=$1
+  # the guides turned into HTML beside the pages: not the instructor's in a handout's pages
+  # (DOCS_HANDOUT=yes, tests/grade/handout.sh) or where the kit has none (a handout itself)
+  local guides=student-guide
+  [ "${DOCS_HANDOUT:-}" != yes ] && [ -f docs/instructor-guide.md ] && guides="$guides instructor-guide"
   mkdir -p "$dir" || return 1
   [ "$(cd "$dir" && pwd)" = "$(cd docs && pwd)" ] || cp docs/style.css "$dir/style.css"
   {
@@ -60,7 +64,10 @@ index() {
     echo '## Guides'
     echo
     echo '- [Student guide](student-guide.html): setting up, running a lab, the exercises, grading yourself.'
-    echo '- [Instructor guide](instructor-guide.html): handouts, hidden tests, grading submissions.'
+    # (a student handout has no instructor guide: no link to it there)
+    case " $guides " in *" instructor-guide "*)
+      echo '- [Instructor guide](instructor-guide.html): handouts, hidden tests, grading submissions.' ;;
+    esac
   } >"$dir/index.md"
   local nav_html='<header class="site"><a href="index.html">attention-lab</a></header>'
   printf '%s\n' "$nav_html" >"$dir/.nav_index.html"
@@ -69,7 +76,7 @@ index() {
   (cd "$dir" && pandoc --from markdown --to html5 --standalone --css style.css \
     --include-before-body .nav_index.html -o index.html index.md) 2>"$warn" && [ ! -s "$warn" ] ||
     { echo "docs: pandoc failed or warned on $dir/index.md:" >&2; cat "$warn" >&2; rm -f "$warn"; return 1; }
-  for g in student-guide instructor-guide; do
+  for g in $guides; do
     [ -f "docs/$g.md" ] || continue
     pandoc --from markdown --to html5 --standalone --css style.css --mathml \
       --metadata pagetitle="attention-lab: $(sed -n 's/^# //p' "docs/$g.md" | head -1)" \

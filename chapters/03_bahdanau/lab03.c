@@ -238,7 +238,7 @@ one, on the same weights and random inputs: where a gate is wrong, it shows here
 The data are d2l's English–French pairs (the first 600 lines of `fra.txt`), tokenized and
 padded to 10 steps exactly as the book does. We train with the book's settings — embedding
 and hidden size 32, 2 layers, dropout 0.1, batches of 64, Adam with learning rate 0.005,
-gradients clipped to norm 1, 250 epochs — minimizing the masked softmax cross-entropy (padding
+gradients clipped to norm 1, [250]{.run out="over all 250 epochs"} epochs — minimizing the masked softmax cross-entropy (padding
 tokens do not count).
 
 The loop is the book's `train_seq2seq`; its body, one step, is yours (exercise 3.4,
@@ -321,11 +321,14 @@ Greedy decoding: feed `<bos>`, take the most likely token, feed it back, until `
 `num_steps` tokens. BLEU compares each translation with the reference ($k = 2$, as the book).
 
 A word of honesty the book leaves out: three of these four sentences (`go .`, `i lost .`,
-`i'm home .`) are *training pairs*, so a score of 1.0 on them says the model fits what it saw,
-not that it translates. The fourth, `he's calm .`, is not in the first 600 lines of `fra.txt`
+`i'm home .`) are *training pairs*, so the run's scores of 1.0 on them
+([`go . => va !, bleu 1.000`]{.run}, [`i lost . => j'ai perdu ., bleu 1.000`]{.run},
+[`i'm home . => je suis chez moi ., bleu 1.000`]{.run}) say the model fits what it saw, not
+that it translates. The fourth, `he's calm .`, is not in the first 600 lines of `fra.txt`
 (the model has seen `he's rich .`, `he's lazy .` and `i'm calm .`): it is the one the model gets
 wrong, in the book as here, and which way it goes wrong changes with the seed. The lab checks
-each sentence against the training pairs and says which is which.
+each sentence against the training pairs and says which is which
+([`3 of the 4 sentences are training pairs`]{.run}).
 
 How often does the unseen sentence come out right? The pair `il est calme .` is not in the
 training data, but its parts are: `he's rich .` → `il est riche .` and `i'm calm .` →
@@ -343,10 +346,10 @@ the book's number, with seed 1) and translated `he's calm .` as `il est ... .` i
 (mean BLEU 0.894 over the 8; seed 2 said `ne demande pas !`).
 A single run at 0.750 is the luck of one unseen sentence, not a bug.
 
-For a real measure we also translate the 200 pairs that follow the training range in
+For a real measure we also translate the [200]{.run out="on 200 unseen pairs"} pairs that follow the training range in
 `fra.txt`, which the model never saw, and report their corpus BLEU-4 with its n-gram
 precisions. Expect BLEU-4 to be exactly zero in most runs: most held-out sentences contain words
-outside the 201-token vocabulary (they become `<unk>`), 600 short pairs teach little beyond
+outside the [201]{.run out="target vocab 201"}-token vocabulary (they become `<unk>`), 600 short pairs teach little beyond
 themselves, and one missing 4-gram match zeroes the geometric mean. So we print corpus BLEU-2
 as well, $\exp(\min(0, 1 - \text{len}_\text{label} / \text{len}_\text{pred}))
 \sqrt{p_1 p_2}$ over the whole held-out set, which moves when unigram and bigram precision do.

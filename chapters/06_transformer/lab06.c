@@ -449,7 +449,7 @@ clipping, teacher forcing; each step is your `seq2seq_train_step` of lab 03 (exe
 the kit's batched step where the two agree on one batch of this run (one line says which). The
 book's classic configuration (`--preset d2l-0.17`, the default):
 2 blocks, $d = 32$, 4 heads, FFN width 64, dropout 0.1, batch 64, 10 time steps, learning rate
-0.005, 200 epochs on 600 English–French pairs. `--preset d2l-1.0`: $d = 256$, FFN 64, 4 heads,
+0.005, [200]{.run out="over all 200 epochs"} epochs on 600 English–French pairs. `--preset d2l-1.0`: $d = 256$, FFN 64, 4 heads,
 2 blocks, dropout 0.2, learning rate 0.001, 30 epochs, gradient clip 1, on 512 pairs (batch
 128, 9 steps), with 129 validation pairs.
 
@@ -562,9 +562,11 @@ Each `decode_step` runs one token through the decoder, its blocks' caches growin
   }
 
   /***
-Three of these sentences are training pairs; `he's calm .` is not (lab 03 checks this and
-explains how the model can still compose `il est calme .` from `il est ...` and `je suis
-calme .`). So the four scores say more about fitting than translating. For an honest number,
+Three of these sentences are training pairs, and the trained model gets them exactly right
+([`go . => va !, bleu 1.000`]{.run}, [`i lost . => j'ai perdu ., bleu 1.000`]{.run},
+[`i'm home . => je suis chez moi ., bleu 1.000`]{.run}); `he's calm .` is not (lab 03 checks
+this and explains how the model can still compose `il est calme .` from `il est ...` and `je
+suis calme .`). So the four scores say more about fitting than translating. For an honest number,
 lab 03's held-out BLEU-4:
 greedy translations of pairs it never saw (d2l-0.17: the lines after the 600 training pairs;
 d2l-1.0: the validation pairs), scored as a corpus.

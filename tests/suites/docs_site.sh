@@ -17,9 +17,10 @@ if ! command -v pandoc >/dev/null 2>&1; then
   exit $?
 fi
 site=$tmp/site
-# short runs: the page's structure is what is checked here, not the training
+# short runs: the page's structure is what is checked here, not the training (so the prose's
+# claims about a full run are noted in the pages, not errors: DOCS_CLAIMS=note)
 if make -s docs DOCS_DIR="$site" DOCS_ARGS_lab03="--epochs 3" DOCS_ARGS_lab06="--epochs 3" \
-  DOCS_ARGS_lab07="--steps 5" DOCS_TIMEOUT=300 >"$tmp/make.log" 2>&1; then
+  DOCS_ARGS_lab07="--steps 5" DOCS_TIMEOUT=300 DOCS_CLAIMS=note >"$tmp/make.log" 2>&1; then
   ok "make docs into a temporary directory"
 else
   bad "make docs failed:"
@@ -43,6 +44,12 @@ for lab in $labs; do
     check "$prev: next is $lab" grep -q "rel=\"next\" href=\"$lab.html\"" "$site/$prev.html"
   fi
   prev=$lab
+  # a path of the building machine (the run printed it; the weave shows the kit's names)
+  if grep -Pq '(?<![\w:/.\-~$])/(tmp|home|root|work|Users|mnt|var)/' "$site/$lab.md"; then
+    bad "$lab: the page holds a path outside the kit: $(grep -Po '(?<![\w:/.\-~$])/(tmp|home|root|work|Users|mnt|var)/\S*' "$site/$lab.md" | head -1)"
+  else
+    ok "$lab: no path of the building machine in the page"
+  fi
   # offline: nothing fetched from elsewhere (links to pages are fine, resources are not)
   if grep -Eq '<(script|img|link)[^>]*(src|href)="(https?:)?//' "$page"; then
     bad "$lab: loads a resource from the network: $(grep -Eo '<(script|img|link)[^>]*(src|href)="(https?:)?//[^"]*' "$page" | head -1)"

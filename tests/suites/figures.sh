@@ -190,6 +190,34 @@ gp=$out/lab07/cls_attention.gp
 if [ -f "$gp" ]; then
   check "lab07 cls_attention: the colour bar says the maps are scaled to their max" grep -qE "^set label 998 '.*attention.*max" "$gp"
 fi
+# lab03's loss after a short run (--epochs 2 here): a point per epoch, so a curve, not the one
+# dot that recording every 10th epoch left (issue 36); the book's every-10th stays for long runs
+dat=$out/lab03/loss.dat
+if [ -f "$dat" ]; then
+  n=$(grep -cv '^#\|^$' "$dat")
+  if [ "$n" = 2 ]; then ok "lab03 --epochs 2: the loss curve has a point per epoch (2)"; else
+    bad "lab03 --epochs 2: the loss curve has $n points, want 2 (one per epoch)"; fi
+fi
+# lab02's score variance: d = 1 ... 256 doubling, on a log axis (base 2: evenly spaced, labelled
+# 1, 2, 4, ...); unscaled, log-log (a line of slope 1)
+gp=$out/lab02/score_variance.gp
+if [ -f "$gp" ]; then
+  check "lab02 score_variance: d on a log axis in both panels" test "$(grep -c '^set logscale x 2$' "$gp")" = 2
+  check "lab02 score_variance: ticks at d = 1, 2, 4, ..., 256" grep -qF 'set xtics ("1" 1, "2" 2, "4" 4, "8" 8, "16" 16, "32" 32, "64" 64, "128" 128, "256" 256)' "$gp"
+  check "lab02 score_variance: the unscaled variance on a log axis too" bash -c "grep -m1 -A1 '^set logscale x 2' '$gp' | grep -qx 'set logscale y'"
+fi
+# lab07's predictions as the book's show_images draws them: gray, no ticks, no colour bar, each
+# titled with the true and the predicted label (predict_ch3's two lines)
+gp=$out/lab07/predictions.gp
+if [ -f "$gp" ]; then
+  check "lab07 predictions: gray (black to white)" grep -q "^set palette defined (0 '#000000'.*8 '#ffffff')" "$gp"
+  check "lab07 predictions: no colour bar" bash -c "! grep -q '^set colorbox' '$gp'"
+  check "lab07 predictions: no ticks" bash -c "! grep -qE '^set (x|y)tics' '$gp'"
+  nt=$(grep -cE '^set title "true: [a-z -]+\\npred: [a-z -]+"' "$gp")
+  np=$(grep -c '^plot ' "$gp")
+  if [ "$nt" -gt 0 ] && [ "$nt" = "$np" ]; then ok "lab07 predictions: all $np images titled 'true: ...' and 'pred: ...'"; else
+    bad "lab07 predictions: $nt of $np images titled with the true and predicted labels"; fi
+fi
 gp=$out/lab07/vit_training.gp
 if [ -f "$gp" ]; then
   n=$(grep -c 'with linespoints\|with points' "$gp")

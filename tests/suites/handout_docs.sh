@@ -50,6 +50,39 @@ for lab in $labs; do
 done
 # The figures are the only binary files added; nothing from solutions/ in the archive.
 check "no solutions/ in the archive" bash -c "! grep -qE '^attention-lab/solutions(/|$)' '$tmp/list'"
+# Nothing of the instructor's side (this suite's own list, not handout.sh's), and no shipped page
+# or guide that links to such a file (the student's index once linked the instructor guide).
+instructor_only='solutions/ tests/hidden/ tests/grader/kernels/ tests/grader/feedback/ .ci/
+docs/instructor-guide.md docs/instructor-guide.html docs/performance.md docs/performance.html'
+found=""
+for f in $instructor_only; do
+  grep -qE "^attention-lab/$(printf '%s' "$f" | sed 's/[.]/\\./g')" "$tmp/list" && found="$found $f"
+done
+if [ -z "$found" ]; then ok "no instructor-only file in the archive ($(echo $instructor_only | wc -w) paths checked)"; else
+  bad "instructor-only files in the handout:$found"; fi
+links=$(cd "$h" && python3 - $instructor_only <<'PY'
+import os, re, sys
+only = sys.argv[1:]
+hits = []
+for root, _, files in os.walk("."):
+    for name in files:
+        if not name.endswith((".md", ".html")):
+            continue
+        path = os.path.join(root, name)
+        text = open(path, errors="replace").read()
+        for target in re.findall(r'\]\(([^)#\s]+)|href="([^"#]+)"', text):
+            t = target[0] or target[1]
+            if "://" in t:
+                continue
+            rel = os.path.normpath(os.path.join(os.path.dirname(path), t))
+            if any(rel == o.rstrip("/") or rel.startswith(o) for o in only):
+                hits.append("%s -> %s" % (path[2:], t))
+print("\n".join(sorted(set(hits))))
+PY
+)
+if [ -z "$links" ]; then ok "no shipped page or guide links an instructor-only file"; else
+  bad "shipped files link instructor-only files: $(echo "$links" | head -5 | tr '\n' ';')"; fi
+check "the student's index has no instructor guide link" bash -c "! grep -q 'instructor-guide' '$h/docs/index.html'"
 
 # ---------------------------------------------------------------- make docs in the handout
 # -O0: only the pages are checked here, not speed

@@ -260,7 +260,7 @@ TEST(plot_book_formats_markers_and_wrapped_titles) {
                  {"c", x, y, 5, "o alpha=0.5"},
                  {"one", one_x, one_y, 1, "g-."},
                  {"gaps", x, gap_y, 5, "r:"}};
-  Axes ax = {NULL, "x", "y", NAN, NAN, NAN, NAN, false, s, 5};
+  Axes ax = {NULL, "x", "y", NAN, NAN, NAN, NAN, false, s, 5, false};
   char *base = join(dir, "fmt");
   CHECK_INT(plot_axes_row(base, &ax, 1, 0, 0), 1);
   char *gp = join(dir, "fmt.gp");
@@ -313,7 +313,7 @@ TEST(plot_quotes_awkward_file_names) {
   plot_force_no_gnuplot(1);
   float x[2] = {0, 1}, y[2] = {1, 2};
   Series s = {"it's", x, y, 2, NULL};
-  Axes ax = {"a 'quoted' title", NULL, NULL, NAN, NAN, NAN, NAN, false, &s, 1};
+  Axes ax = {"a 'quoted' title", NULL, NULL, NAN, NAN, NAN, NAN, false, &s, 1, false};
   char *base = join(dir, "it's a fig");
   CHECK_INT(plot_axes_row(base, &ax, 1, 0, 0), 1);
   char *gp = join(dir, "it's a fig.gp");
@@ -346,7 +346,7 @@ TEST(plot_io_error_returns_minus_one) {
   char *base = join(dir, "file/fig");
   float x[1] = {0}, y[1] = {0};
   Series s = {NULL, x, y, 1, NULL};
-  Axes ax = {NULL, NULL, NULL, NAN, NAN, NAN, NAN, false, &s, 1};
+  Axes ax = {NULL, NULL, NULL, NAN, NAN, NAN, NAN, false, &s, 1, false};
   CHECK_INT(plot_axes_row(base, &ax, 1, 0, 0), -1);
   HeatMap hm = {NULL, y, 1, 1};
   CHECK_INT(plot_heatmaps(base, &hm, 1, 1, NULL, NULL, "Reds", 0, 0), -1);
