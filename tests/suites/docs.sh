@@ -364,4 +364,56 @@ else
   bad "docs/student-guide.md's table of exercises differs from tests/grade/manifest.txt:"; echo "$out"
 fi
 
+# The student guide's flag table (section 2) is each lab's --help: the common flags every lab
+# takes, --epochs and --preset where the lab takes them, and the lab's own flags, no more, no
+# fewer (the guide once said every lab takes --epochs and --preset; lab02 refuses both).
+flags_of_help() { # ./labNN: the flags of its usage lines, one a line, sorted
+  "$1" --help 2>/dev/null | awk '/^usage:/ { u = 1 } u && /^$/ { exit } u' | grep -o '\[--[^]]*\]' |
+    tr -d '[]' | sort
+}
+flags_of_guide() { # NN: the row's flags, one a line, sorted
+  awk -F'|' -v lab="$1" '$2 ~ "^ " lab " $" && NF >= 5 {
+      print "--seed N"; print "--out DIR"; print "--device cpu|cuda"; print "--data-dir DIR"; print "--help"
+      if ($3 ~ /yes/) print "--epochs N"
+      if ($4 ~ /yes/) print "--preset NAME"
+      n = split($5, f, "`"); for (i = 2; i <= n; i += 2) print f[i]
+    }' docs/student-guide.md | sort
+}
+for src in chapters/*/lab[0-9][0-9].c; do
+  lab=$(basename "$src" .c)
+  if ! make -s "$lab" >"$tmp/build_$lab.log" 2>&1; then
+    bad "$lab does not build: the guide's flag table not checked for it"
+    continue
+  fi
+  flags_of_help "./$lab" >"$tmp/help_flags"
+  flags_of_guide "${lab#lab}" >"$tmp/guide_flags"
+  if [ ! -s "$tmp/guide_flags" ]; then
+    bad "docs/student-guide.md has no row for $lab in its flag table"
+  elif [ -s "$tmp/help_flags" ] && cmp -s "$tmp/help_flags" "$tmp/guide_flags"; then
+    ok "$lab: the guide's flag table matches ./$lab --help ($(wc -l <"$tmp/help_flags") flags)"
+  else
+    bad "$lab: the guide's flag table differs from ./$lab --help (< --help, > guide): $(diff "$tmp/help_flags" "$tmp/guide_flags" | grep '^[<>]' | tr '\n' ' ')"
+  fi
+done
+
+# The handout's reference pages run lab03 and lab06 at their chapters' defaults (no flags), as
+# their prose describes them; the weave checks the prose's claims against that run. A short
+# run's output fails that check: trained 3 epochs, lab06's page is refused (the real claims of
+# the chapter, against a real run: about 2 s).
+check "handout: lab03 and lab06 pages from runs at the chapter's defaults" \
+  grep -qF '"DOCS_ARGS_lab03=" "DOCS_ARGS_lab06="' tests/grade/handout.sh
+check "handout: the prose's claims checked (DOCS_CLAIMS=check)" grep -qF '"DOCS_CLAIMS=check"' tests/grade/handout.sh
+if [ -d solutions ] && [ -x ./lab06 ] && { [ -f ../shared/data/fra-eng.zip ] || [ -f data/fra-eng.zip ] || [ -n "${D2L_DATA_DIR:-}" ]; }; then
+  ./lab06 --epochs 3 --no-heldout --out "$tmp/short06" >"$tmp/short06.log" 2>&1
+  $weave doc chapters/06_transformer/lab06.c --log "$tmp/short06.log" --md-dir "$tmp" >/dev/null 2>"$tmp/err.txt"
+  rc=$?
+  n=$(grep -c 'the prose claims' "$tmp/err.txt")
+  if [ $rc = 3 ] && [ "$n" -ge 2 ]; then ok "lab06's page from a 3-epoch run is refused: $n claims of its prose not in the run's output"; else
+    bad "lab06's page from a 3-epoch run: exit $rc, $n claims caught"; fi
+  $weave doc chapters/06_transformer/lab06.c --log "$tmp/short06.log" --md-dir "$tmp" --claims note >"$tmp/note06.md" 2>/dev/null
+  check "... and with --claims note (a student's run) the page says so" grep -q '^> \*\*Note:\*\* the text above says' "$tmp/note06.md"
+else
+  skip "lab06 or fra-eng.zip missing: a short run's claims not checked against lab06's prose"
+fi
+
 suite_end
