@@ -58,7 +58,7 @@ else
   mkdir -p "$kit/docs"
   # built in build/handout-docs, read in docs/: the chapter links and the run's --out as there
   for f in "$docs_dir"/*.html "$docs_dir"/lab[0-9][0-9].md; do
-    [ -f "$f" ] && sed -e 's#\.\./\.\./chapters/#../chapters/#g' -e "s#--out $docs_dir/ref/#--out docs/ref/#g" \
+    [ -f "$f" ] && sed -e 's#\.\./\.\./chapters/#../chapters/#g' -e "s#$docs_dir/ref/#docs/ref/#g" \
       "$f" >"$kit/docs/${f##*/}"
   done
   for d in "$docs_dir"/ref/lab[0-9][0-9]; do

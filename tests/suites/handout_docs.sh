@@ -46,6 +46,11 @@ for lab in $labs; do
   fi
   check "shipped $lab: no #include or free( in the page body" bash -c \
     "! (sed '/^<details class=\"program\">/,/^<\\/details>/d' '$md' | grep -qE '#include|free\\(')"
+  # the pages were built in build/handout-docs and from this machine's directories: neither shows
+  check "shipped $lab: no path of the build directory (build/handout-docs)" bash -c "! grep -q 'build/handout-docs' '$md'"
+  abs=$(grep -oP '(?<![\w:/.\-~$])/[A-Za-z_.][\w.+-]*(/[\w.+-]+)+' "$md" | grep -vE '^/(usr|dev|proc|etc)/' | sort -u | head -3)
+  if [ -z "$abs" ]; then ok "shipped $lab: no absolute path outside the kit"; else
+    bad "shipped $lab: absolute paths outside the kit: $(echo $abs)"; fi
   cp "$md" "$tmp/shipped_$lab.md"
 done
 # The figures are the only binary files added; nothing from solutions/ in the archive.
