@@ -45,8 +45,9 @@ else
   start=$(date +%s)
   # Every lab runs at its chapter's defaults, as its prose describes them (the weave checks the
   # prose's claims against the run: docs/weave.c), except lab07: one of its 10 epochs (the prose
-  # states only the first epoch's numbers). lab03 and lab06 at full training add about 30 s of
-  # CPU over the 50-epoch runs they replace (docs/README.md).
+  # states only the first epoch's numbers). lab03 and lab06 at full training add 25 s of CPU to
+  # the 50-epoch runs they replace (measured: 18 + 15 s against 3.6 + 4.1 s; 90 s of wall time
+  # on a 2-core machine shared at load 16).
   args=("DOCS_ARGS_lab03=" "DOCS_ARGS_lab06=" "DOCS_ARGS_lab07=--epochs 1" "DOCS_CLAIMS=check")
   [ -n "${HANDOUT_DOCS_LABS:-}" ] && args+=("DOCS_LABS=$HANDOUT_DOCS_LABS")
   if ! DOCS_HANDOUT=yes make -s docs VARIANT=solutions DOCS_EXERCISES=labs DOCS_DIR="$docs_dir" DOCS_OUT=ref \
