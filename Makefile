@@ -168,8 +168,23 @@ $(OBJ)/%.o: %.c $(FLAGS_STAMP)
 
 # nvcc: warnings are errors; ptxas's register/spill report lands in OBJ.ptxas, and a kernel
 # that uses local memory fails the build unless its file says why (cuda/nvcc_check.sh).
-# sm_90 (Hopper) plus PTX for compute_80, so newer GPUs and Ampere run it too.
-NVCC_FLAGS := -DAL_CUDA_LIBDIR='"$(CUDA_LIBDIR)"' -O3 -std=c++20 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80 -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+# One build for the cards a course meets: machine code for each CUDA_ARCH (sm_75: T4 and RTX 20;
+# sm_80: A100, and RTX 30/40 (sm_86/89) run it too, being the same major; sm_90: H100) plus PTX
+# for the last (newest) one, which the driver compiles at start on anything newer (RTX 50,
+# Blackwell). CUDA_ARCH=86 (one card, a faster build) or CUDA_ARCH=native (nvcc asks this
+# machine's GPU) for other needs; the list is named at start when a card finds no code in it.
+CUDA_ARCH ?= 75 80 90
+ifeq ($(strip $(CUDA_ARCH)),native)
+NVCC_GENCODE := -arch=native
+else
+NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+  -gencode arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
+endif
+NVCC_FLAGS := -DAL_CUDA_LIBDIR='"$(CUDA_LIBDIR)"' -DAL_CUDA_ARCHS='"$(strip $(CUDA_ARCH))"' -O3 -std=c++20 $(NVCC_GENCODE) -Xcompiler -Wall,-Wextra,-Wno-unused-parameter
+# another CUDA_ARCH rebuilds nvcc's objects (only those: the flags stamp above covers the C side)
+NVCC_STAMP := $(B)/nvcc-flags-$(firstword $(shell printf '%s' '$(NVCC_GENCODE)' | cksum)).stamp
+$(NVCC_STAMP):
+	@mkdir -p $(@D) && rm -f $(B)/nvcc-flags-*.stamp && touch $@
 # NVCC_LINEINFO=1 (make gpu-report, in its own build tree): source lines for compute-sanitizer and ncu
 NVCC_FLAGS += $(if $(NVCC_LINEINFO),-lineinfo)
 # nvcc's objects are cached by content: about 2 s of CPU per file, most of a first build's time
@@ -183,9 +198,9 @@ NVCC_KEY_CMD = { $(NVCC) --version; g++ --version | head -1; echo '$(NVCC_FLAGS)
   LC_ALL=C sort | xargs cat; cat $< cuda/nvcc_check.sh; } | sha256sum | cut -c1-40
 # (the kernel exercises: the same, with labs/ on the include path for their lab's header)
 $(EX_CU_SRC:%.cu=$(VOBJ)/%.o): NVCC_EX := -Ilabs
-$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) cuda/nvcc_check.sh $(FLAGS_STAMP)
+$(OBJ)/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) cuda/nvcc_check.sh $(FLAGS_STAMP) $(NVCC_STAMP)
 	$(nvcc_cached)
-$(VOBJ)/%.o: %.cu cuda/*.h common/*.h $(KERNEL_H) cuda/nvcc_check.sh $(FLAGS_STAMP)
+$(VOBJ)/%.o: %.cu cuda/*.h common/*.h $(KERNEL_H) cuda/nvcc_check.sh $(FLAGS_STAMP) $(NVCC_STAMP)
 	$(nvcc_cached)
 define nvcc_cached
 	@mkdir -p $(@D)
@@ -446,6 +461,7 @@ help:
 	@echo "  make data               put fra-eng.zip under ./data/"
 	@echo "  make clean"
 	@echo "VARIANT=$(VARIANT) (solutions|labs)"
+	@echo "CUDA_ARCH=$(CUDA_ARCH) (the GPUs nvcc builds for: sm_XY code each, PTX for the last; native = this card)"
 
 # The compiler writes the .d files and nothing remakes them: without this rule make looks for
 # an implicit one (each is an included makefile), and `%: %.o` can chain into a pattern rule of

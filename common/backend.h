@@ -266,6 +266,13 @@ typedef struct {
 } CudaCopyCounts;
 CudaCopyCounts cuda_copy_counts(void);
 const char *cuda_device_name(void);
+/* The line cuda_open gives when the card cannot run this build, and what to do: the driver is
+ * older than the build's runtime (CUDA refused it), the build has no machine code for the card
+ * (and no PTX it may use), or the driver cannot compile the build's PTX. driver and runtime as
+ * CUDA gives them (12040 = 12.4); archs as the Makefile's CUDA_ARCH ("75 80 90"). */
+typedef enum { CUDA_START_DRIVER, CUDA_START_NO_CODE, CUDA_START_PTX } CudaStartProblem;
+void cuda_start_problem(char *err, size_t errlen, CudaStartProblem what, const char *card,
+                        int cc_major, int cc_minor, int driver, int runtime, const char *archs);
 
 #ifdef __cplusplus
 }

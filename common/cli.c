@@ -393,7 +393,7 @@ static int parse_into(const Ctx *cp, int argc, char **argv, LabArgs *args) {
    * error (the flags were right): -2, and the lab says it in one line, without the usage. */
   args->dev = strcmp(args->device, "cuda") == 0 ? DEV_CUDA : DEV_CPU;
   if (args->dev == DEV_CUDA) {
-    char why[256];
+    char why[400]; /* a card's name, both versions and what to do (cuda_start_problem) */
     if (!cuda_open(why, sizeof why)) {
       snprintf(c.err, c.errlen, "--device cuda: %s", why);
       return -2;

@@ -229,12 +229,89 @@ extern "C" int cuda_grid_never_capped(const char **, int) { return -1; }
 
 /* ---------- the device ---------- */
 
+/* The line a run starts with when this build cannot run on the machine's card (pure formatting,
+ * so tests/unit/test_cuda_start.c feeds it numbers without a GPU). Versions as CUDA gives them
+ * (12040 is 12.4), archs as the Makefile's CUDA_ARCH ("75 80 90"). Minor-version compatibility
+ * lets a 12.8 build run on a 12.4 driver, so a driver older than the runtime is only named when
+ * CUDA refused it: a newer major version (a CUDA 13 build on Colab's 12.x driver). */
+static void cuda_version_text(char *s, size_t n, int v) {
+  snprintf(s, n, "%d.%d", v / 1000, v % 1000 / 10);
+}
+extern "C" void cuda_start_problem(char *err, size_t errlen, CudaStartProblem what,
+                                   const char *card, int cc_major, int cc_minor, int driver,
+                                   int runtime, const char *archs) {
+  char dv[16], rv[16];
+  cuda_version_text(dv, sizeof dv, driver);
+  cuda_version_text(rv, sizeof rv, runtime);
+  switch (what) {
+  case CUDA_START_DRIVER:
+    snprintf(err, errlen, "the NVIDIA driver runs CUDA %s at most and this build is CUDA %s's "
+             "(cudaErrorInsufficientDriver): build with this machine's own nvcc (e.g. Colab's "
+             "12.x: make clean && make) or update the driver; or run with --device cpu", dv, rv);
+    break;
+  case CUDA_START_NO_CODE:
+    snprintf(err, errlen, "the %s is sm_%d%d and this build has code for CUDA_ARCH=\"%s\" only "
+             "(cudaErrorNoKernelImageForDevice): rebuild with make CUDA_ARCH=%d%d, or "
+             "CUDA_ARCH=native on this machine; or run with --device cpu", card, cc_major,
+             cc_minor, archs, cc_major, cc_minor);
+    break;
+  case CUDA_START_PTX:
+    snprintf(err, errlen, "the %s (sm_%d%d) has no code in this build (CUDA_ARCH=\"%s\") and "
+             "its driver (CUDA %s) cannot compile the build's PTX (CUDA %s's, "
+             "cudaErrorUnsupportedPtxVersion): rebuild with this machine's own nvcc and make "
+             "CUDA_ARCH=%d%d; or run with --device cpu", card, cc_major, cc_minor, archs, dv, rv,
+             cc_major, cc_minor);
+    break;
+  }
+}
+
+#ifndef AL_CUDA_EMU
+#ifndef AL_CUDA_ARCHS
+#define AL_CUDA_ARCHS "?" /* the Makefile names them */
+#endif
+/* A kernel that does nothing: launched once at start, it finds a card this build has no code
+ * for (the first real launch would fail later, mid-lab, with a bare CUDA error). */
+__global__ void cuda_probe_kernel(void) {}
+
+/* false: err is the one line (cuda_start_problem's when the cause is the build vs the card) */
+static bool cuda_probe(cudaError_t count_error, char *err, size_t errlen) {
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  if (count_error == cudaErrorInsufficientDriver && driver > 0) {
+    cuda_start_problem(err, errlen, CUDA_START_DRIVER, "", 0, 0, driver, runtime, AL_CUDA_ARCHS);
+    return false;
+  }
+  if (count_error != cudaSuccess) return true; /* cuda_open names it */
+  cuda_probe_kernel<<<1, 1>>>();
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return true;
+  cudaDeviceProp prop = {};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
+    snprintf(prop.name, sizeof prop.name, "card");
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction)
+    cuda_start_problem(err, errlen, CUDA_START_NO_CODE, prop.name, prop.major, prop.minor, driver,
+                       runtime, AL_CUDA_ARCHS);
+  else if (e == cudaErrorUnsupportedPtxVersion || e == cudaErrorInvalidPtx)
+    cuda_start_problem(err, errlen, CUDA_START_PTX, prop.name, prop.major, prop.minor, driver,
+                       runtime, AL_CUDA_ARCHS);
+  else
+    snprintf(err, errlen, "a first kernel on CUDA device 0 failed (%s: %s); run with --device cpu",
+             cudaGetErrorName(e), cudaGetErrorString(e));
+  return false;
+}
+#endif
+
 static Backend g_cuda_backend;
 
 extern "C" bool cuda_open(char *err, size_t errlen) {
   if (backend_available(DEV_CUDA)) return true;
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
+#ifndef AL_CUDA_EMU
+  if (e != cudaSuccess && !cuda_probe(e, err, errlen)) return false;
+#endif
   if (e != cudaSuccess || n == 0) {
     snprintf(err, errlen, "no CUDA device (%s: %s); run with --device cpu",
              cudaGetErrorName(e == cudaSuccess ? cudaErrorNoDevice : e),
@@ -247,6 +324,9 @@ extern "C" bool cuda_open(char *err, size_t errlen) {
              cudaGetErrorName(e), cudaGetErrorString(e));
     return false;
   }
+#ifndef AL_CUDA_EMU
+  if (!cuda_probe(cudaSuccess, err, errlen)) return false; /* a card this build cannot run on */
+#endif
   if (!cuda_blas_load(err, errlen)) return false;
   cublasStatus_t s = g_blas.create(&g_blas.handle);
   if (s != CUBLAS_STATUS_SUCCESS) {

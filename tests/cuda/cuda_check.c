@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
     }
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
-  char err[256];
+  char err[400]; /* cuda_open's line may name the card and both CUDA versions */
   if (!cuda_open(err, sizeof err)) {
     /* No GPU: the kernels cannot run, but cuBLAS must still load (the nvcc build dlopens it
      * when a device opens; a missing library would otherwise first show on a GPU machine). */

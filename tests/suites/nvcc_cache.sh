@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # nvcc_cache: the Makefile's content-keyed cache of nvcc's objects (NVCC_CACHE). In a scratch
 # build tree: a first build compiles and stores the object; a second, with the object gone,
-# copies the same bytes from the cache and says so; other flags (NVCC_LINEINFO=1) are another
-# key and compile again; NVCC_CACHE= compiles without reading or writing it.
+# copies the same bytes from the cache and says so; other flags (NVCC_LINEINFO=1, another
+# CUDA_ARCH) are another key and compile again; NVCC_CACHE= compiles without reading or
+# writing it.
 # Run from the repository root: bash tests/suites/nvcc_cache.sh.
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin nvcc_cache
@@ -38,6 +39,14 @@ if grep -q 'nvcc_check.sh' "$tmp/3.log" && [ "$(ls "$c"/softmax-*.o | wc -l)" = 
   ok "other flags (-lineinfo): another key, compiled and stored beside the first"
 else
   bad "-lineinfo: $(tail -3 "$tmp/3.log"); cache: $(ls "$c")"
+fi
+# another CUDA_ARCH, the object left in place: the stamp rebuilds it, under another key
+mkobj NVCC_CACHE="$c" CUDA_ARCH=86 >"$tmp/5.log" 2>&1
+if grep -q 'nvcc_check.sh.*code=sm_86' "$tmp/5.log" && [ "$(ls "$c"/softmax-*.o | wc -l)" = 3 ] &&
+  python3 tests/tools/fatbin_list.py "$obj" | grep -q 'ELF sm_86'; then
+  ok "CUDA_ARCH=86: the object is rebuilt (sm_86) and cached under a key of its own"
+else
+  bad "CUDA_ARCH=86: $(tail -3 "$tmp/5.log"); cache: $(ls "$c")"
 fi
 rm -f "$obj"
 mkobj NVCC_CACHE= >"$tmp/4.log" 2>&1
