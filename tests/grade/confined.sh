@@ -20,6 +20,8 @@
 #       GCC vectorized and GCC's reason where it did not (vec_info.awk). Not graded.
 #   confined.sh link OUT -- CC ARGS...
 #       links a runner; the input files are copied in, so the linker reads nothing else of ours.
+#       The linker's map (which input each address range of code came from) is left at
+#       OUT.map: tests/grade/isa_check.sh reads it.
 #
 # Both run in a fresh directory, with an empty environment, stdin /dev/null, and limits:
 # CPU 60 s, address space 1 GiB, files 64 MiB, 1 MiB of log, 120 s of wall time. As root the
@@ -95,7 +97,7 @@ if [ "$mode" = link ]; then
       args+=("$a")
     fi
   done
-  confine "${args[@]}" -o "$t/w/out"
+  confine "${args[@]}" -o "$t/w/out" -Wl,-Map="$t/w/out.map"
   s=$?
   if [ $s -ne 0 ]; then
     r=$(limit_reason $s)
@@ -105,7 +107,8 @@ if [ "$mode" = link ]; then
   fi
   # 0711: nobody (a runner under the sandbox) may execute a runner, never read one (a hidden
   # runner holds the hidden tests)
-  cat "$t/w/out" >"$out.tmp" && chmod 711 "$out.tmp" && mv -f "$out.tmp" "$out"
+  cat "$t/w/out" >"$out.tmp" && chmod 711 "$out.tmp" && mv -f "$out.tmp" "$out" &&
+    { [ ! -f "$t/w/out.map" ] || cp "$t/w/out.map" "$out.map"; }
   exit
 fi
 

@@ -111,12 +111,14 @@ RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -
 # link fails if one is there) and no symbol table or debug information to look code up in.
 # runner_link OUTPUT, OBJECTS...
 # Linked by tests/grade/confined.sh: as nobody when make runs as root, within limits; the
-# runner ends up executable but not readable by nobody (0711).
+# runner ends up executable but not readable by nobody (0711). The linker's map stays beside
+# it as .NAME.map (a dot: the recipe's grade-run* globs leave it), for tests/grade/isa_check.sh.
 define runner_link
 	@bash tests/grade/confined.sh link $@.tmp -- $(CC) $(CFLAGS) $(2) $(RUNNER_TRAPS) $(RUNNER_EMU) $(RUNNER_LIBS)
 	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { printf "%s ", $$NF }' tests/grade/kit_answers.txt -); \
 	  if [ -n "$$bad" ]; then echo "grade: $@ would hold the kit's own answer to an exercise: $${bad% } (tests/grade/kit_answers.txt)" >&2; rm -f $@.tmp; exit 1; fi
 	strip --strip-all $@.tmp && mv -f $@.tmp $@
+	@mv -f $@.tmp.map $(@D)/.$(@F).map 2>/dev/null || rm -f $(@D)/.$(@F).map
 endef
 
 # The submission: the manifest's files, staged by grade-prep. The reference runners are

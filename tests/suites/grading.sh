@@ -660,10 +660,11 @@ fi
 # the submission (exercise 2.1 solved, a probe elsewhere) compiles as nobody or not at all,
 # results.json is valid, and no hidden point shows in what the student sees. Then the hidden
 # test is removed: its runner goes too.
-recipe() { # the guide's two scripts, with $ag for /autograder, built at -O0 (quicker)
+recipe() { # the guide's two scripts, with $ag for /autograder, built at -O0 (quicker; the
+  # guide's -march stays, so its portable ISA is what isa_check.sh checks in setup.sh)
   sed -n '/^# setup.sh — /,/^```/p' docs/instructor-guide.md | grep -v '^```' >"$tmp/setup.sh"
   sed -n '/^# run_autograder — /,/^```/p' docs/instructor-guide.md | grep -v '^```' >"$tmp/run_autograder"
-  sed -i "s|/autograder|$ag|g; s|^make deps$|: make deps|; s|^make |make OPT=-O0 -j2 |" \
+  sed -i "s|/autograder|$ag|g; s|^make deps$|: make deps|; s|^make |make OPT=-O0 -j2 |; s|OPT='-O3 |OPT='-O0 |g" \
     "$tmp/setup.sh" "$tmp/run_autograder"
 }
 hidden_demo='#include "../../grade/grade.h"
@@ -697,6 +698,12 @@ else
   else
     fail "Gradescope setup.sh runs"
     tail -n 20 "$tmp/setup.log"
+  fi
+  # setup.sh disassembles the reference runners (tests/grade/isa_check.sh; a failure stops it)
+  if grep -q "^isa_check: ok .*grade-run: code the kit compiled uses x86-64-v2 only" "$tmp/setup.log"; then
+    ok "Gradescope: the reference runners use x86-64-v2 only $(grep -m1 '^isa_check: ok' "$tmp/setup.log" | sed 's/.*only //')"
+  else
+    fail "Gradescope: setup.sh did not check the runners' ISA: $(grep -m3 'isa_check' "$tmp/setup.log")"
   fi
   check "Gradescope: make grade-build keeps the kit's headers (no intermediates deleted)" \
     [ -f "$ag/source/build/grade-include/kit/labs/lab02/lab02.h" ]
