@@ -1,0 +1,241 @@
+/* device.c — vgpu-device: the virtual GPU as a process of its own. It holds the device memory and
+ * the PTX (read from its own environment, VGPU_PTX), serves the requests of proto.h on the socket
+ * given as argv[1] (a file descriptor number), and keeps the counts a host cannot forge:
+ * launches, copies by direction and bytes, atomics, sanitizer reports.
+ *
+ * Environment (the device's own): VGPU_PTX=a.ptx[:b.ptx...]  VGPU_ORDER=in|reversed|random[:SEED]
+ * VGPU_INITCHECK=0|1 (1)  VGPU_RACECHECK=0|1 (1)  VGPU_STATS=file (a line per launch + totals)
+ * VGPU_LOG=file (sanitizer reports; stderr by default). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "vgpu.h"
+
+typedef struct device device;
+struct device {
+  module *mods;
+  int nmods;
+  devmem mem;
+  vgpu_opts o;
+  counters total;
+  int sticky;
+  FILE *stats;
+  uint64_t sym_bytes;
+  uint64_t launches, h2d, h2d_bytes, d2h, d2h_bytes, d2d, d2d_bytes, memsets, mallocs, frees;
+};
+
+static int read_all(int fd, void *buf, size_t n) {
+  for (char *p = buf; n;) {
+    ssize_t r = read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r; n -= (size_t)r;
+  }
+  return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n) {
+  for (const char *p = buf; n;) {
+    ssize_t r = write(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    p += r; n -= (size_t)r;
+  }
+  return 0;
+}
+
+static int reply(int fd, int err, uint64_t val, const void *payload, uint32_t len) {
+  vq_rep r = {err, len, val};
+  return write_all(fd, &r, sizeof r) || (len && write_all(fd, payload, len)) ? -1 : 0;
+}
+
+static uint64_t alloc_sym(uint64_t size, const uint8_t *init, void *ctx) {
+  device *dev = ctx;
+  devmem *m = &dev->mem;
+  dev->sym_bytes += size;
+  uint64_t a = mem_alloc(m, size);
+  dalloc *d = mem_find(m, a);
+  if (d && init) { memcpy(d->data, init, size); memset(d->init, 1, size); }
+  return a;
+}
+
+static const kernel *find_kernel(device *d, const char *name, const module **mod) {
+  for (int i = 0; i < d->nmods; i++)
+    for (int j = 0; j < d->mods[i].nkernels; j++)
+      if (!strcmp(d->mods[i].kernels[j].name, name)) { *mod = &d->mods[i]; return &d->mods[i].kernels[j]; }
+  return NULL;
+}
+
+static void load_ptx(device *d) {
+  const char *list = getenv("VGPU_PTX");
+  if (!list) return;
+  char *copy = strdup(list), *save = NULL;
+  for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+    d->mods = realloc(d->mods, (size_t)(d->nmods + 1) * sizeof *d->mods);
+    char err[1024];
+    if (ptx_load(&d->mods[d->nmods], p, alloc_sym, d, err, sizeof err)) {
+      fprintf(stderr, "vgpu-device: %s\n", err);
+      ptx_free(&d->mods[d->nmods]);
+      continue;
+    }
+    d->nmods++;
+  }
+  free(copy);
+}
+
+static void options(device *d) {
+  const char *s = getenv("VGPU_ORDER");
+  d->o.order = ORDER_IN;
+  if (s && !strncmp(s, "reversed", 8)) d->o.order = ORDER_REVERSED;
+  if (s && !strncmp(s, "random", 6)) {
+    d->o.order = ORDER_RANDOM;
+    d->o.seed = s[6] == ':' ? strtoull(s + 7, NULL, 0) : 1;
+  }
+  d->o.initcheck = !(s = getenv("VGPU_INITCHECK")) || atoi(s);
+  d->o.racecheck = !(s = getenv("VGPU_RACECHECK")) || atoi(s);
+  d->o.max_reports = 20;
+  d->o.log = stderr;
+  if ((s = getenv("VGPU_LOG")) && *s) d->o.log = fopen(s, "a");
+  if (!d->o.log) d->o.log = stderr;
+  if ((s = getenv("VGPU_STATS")) && *s) d->stats = fopen(s, "w");
+}
+
+static int do_params(device *d, int fd, const char *name) {
+  const module *m;
+  const kernel *k = find_kernel(d, name, &m);
+  if (!k) {
+    fprintf(d->o.log, "vgpu: no kernel %s in the device's PTX (VGPU_PTX)\n", name);
+    return reply(fd, 98, 0, NULL, 0); /* cudaErrorInvalidDeviceFunction */
+  }
+  uint32_t buf[1 + 2 * 64];
+  if (k->nparams > 64) return reply(fd, 1, 0, NULL, 0);
+  buf[0] = (uint32_t)k->nparams;
+  for (int i = 0; i < k->nparams; i++) { buf[1 + 2 * i] = k->params[i].offset; buf[2 + 2 * i] = k->params[i].size; }
+  return reply(fd, 0, 0, buf, (uint32_t)(4 + 8 * k->nparams));
+}
+
+static int do_launch(device *d, int fd, const uint8_t *p, uint32_t len) {
+  vq_launch h;
+  if (len < sizeof h) return reply(fd, 1, 0, NULL, 0);
+  memcpy(&h, p, sizeof h);
+  if ((uint64_t)sizeof h + h.name_len + h.param_len != len || !h.name_len) return reply(fd, 1, 0, NULL, 0);
+  char *name = strndup((const char *)p + sizeof h, h.name_len);
+  const uint8_t *params = p + sizeof h + h.name_len;
+  const module *m;
+  const kernel *k = find_kernel(d, name, &m);
+  int rc = 0;
+  if (!k) rc = 98;
+  else if (h.param_len != k->param_bytes) rc = 1;
+  char err[2048] = "";
+  counters c = {0};
+  if (!rc && !d->sticky) {
+    rc = vgpu_launch(&d->mem, m, k, (vdim3){h.grid[0], h.grid[1], h.grid[2]},
+                     (vdim3){h.block[0], h.block[1], h.block[2]}, h.dyn_shared, params, &d->o, &c,
+                     err, sizeof err);
+    d->launches++;
+    counters_add(&d->total, &c);
+    if (d->stats) {
+      fprintf(d->stats, "launch kernel=%s grid=%u,%u,%u block=%u,%u,%u dyn_shared=%u rc=%d ", name,
+              h.grid[0], h.grid[1], h.grid[2], h.block[0], h.block[1], h.block[2], h.dyn_shared, rc);
+      counters_print(d->stats, &c);
+      fputc('\n', d->stats);
+      fflush(d->stats);
+    }
+    if (rc && *err && rc != 700 && rc != 716 && rc != 719 && rc != 999) fprintf(d->o.log, "vgpu: %s\n", err);
+    if (rc == 700 || rc == 716 || rc == 719 || rc == 999) d->sticky = rc; /* the context is lost */
+  }
+  free(name);
+  return reply(fd, d->sticky ? d->sticky : rc, 0, NULL, 0);
+}
+
+static int serve(device *d, int fd, const vq_req *q, const uint8_t *p) {
+  dalloc *a;
+  if (d->sticky && q->op != VQ_BYE && q->op != VQ_FREE) return reply(fd, d->sticky, 0, NULL, 0);
+  switch (q->op) {
+  case VQ_MALLOC: {
+    uint64_t addr = mem_alloc(&d->mem, q->a);
+    d->mallocs += addr != 0;
+    return reply(fd, addr ? 0 : 2, addr, NULL, 0);
+  }
+  case VQ_FREE: d->frees++; return reply(fd, mem_free(&d->mem, q->a) ? 1 : 0, 0, NULL, 0);
+  case VQ_H2D:
+    if (!(a = mem_range(&d->mem, q->a, q->len))) return reply(fd, 1, 0, NULL, 0);
+    memcpy(a->data + (q->a - a->base), p, q->len);
+    memset(a->init + (q->a - a->base), 1, q->len);
+    d->h2d++; d->h2d_bytes += q->len;
+    return reply(fd, 0, 0, NULL, 0);
+  case VQ_D2H:
+    if (q->b > VGPU_MAX_PAYLOAD || !(a = mem_range(&d->mem, q->a, q->b))) return reply(fd, 1, 0, NULL, 0);
+    d->d2h++; d->d2h_bytes += q->b;
+    return reply(fd, 0, 0, a->data + (q->a - a->base), (uint32_t)q->b);
+  case VQ_D2D: {
+    dalloc *s = mem_range(&d->mem, q->b, q->c);
+    if (!(a = mem_range(&d->mem, q->a, q->c)) || !s) return reply(fd, 1, 0, NULL, 0);
+    memmove(a->data + (q->a - a->base), s->data + (q->b - s->base), q->c);
+    memmove(a->init + (q->a - a->base), s->init + (q->b - s->base), q->c);
+    d->d2d++; d->d2d_bytes += q->c;
+    return reply(fd, 0, 0, NULL, 0);
+  }
+  case VQ_MEMSET:
+    if (!(a = mem_range(&d->mem, q->a, q->c))) return reply(fd, 1, 0, NULL, 0);
+    memset(a->data + (q->a - a->base), (int)q->b, q->c);
+    memset(a->init + (q->a - a->base), 1, q->c);
+    d->memsets++;
+    return reply(fd, 0, 0, NULL, 0);
+  case VQ_PARAMS: {
+    char *name = strndup((const char *)p, q->len);
+    int rc = do_params(d, fd, name);
+    free(name);
+    return rc;
+  }
+  case VQ_LAUNCH: return do_launch(d, fd, p, q->len);
+  case VQ_SYNC: return reply(fd, d->sticky, 0, NULL, 0);
+  default: return reply(fd, 1, 0, NULL, 0);
+  }
+}
+
+static void totals(device *d) {
+  if (!d->stats) return;
+  uint64_t leaked = d->mem.bytes_live - d->sym_bytes; /* module variables are not leaks */
+  fprintf(d->stats, "total launches=%llu h2d_copies=%llu h2d_bytes=%llu d2h_copies=%llu "
+          "d2h_bytes=%llu d2d_copies=%llu d2d_bytes=%llu memsets=%llu mallocs=%llu frees=%llu "
+          "live_bytes=%llu sticky_error=%d ", (unsigned long long)d->launches,
+          (unsigned long long)d->h2d, (unsigned long long)d->h2d_bytes, (unsigned long long)d->d2h,
+          (unsigned long long)d->d2h_bytes, (unsigned long long)d->d2d, (unsigned long long)d->d2d_bytes,
+          (unsigned long long)d->memsets, (unsigned long long)d->mallocs, (unsigned long long)d->frees,
+          (unsigned long long)leaked, d->sticky);
+  counters_print(d->stats, &d->total);
+  fputc('\n', d->stats);
+  fclose(d->stats);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: vgpu-device FD (started by the vgpu runtime, libvgpu)\n");
+    return 2;
+  }
+  int fd = atoi(argv[1]);
+  device d = {0};
+  options(&d);
+  load_ptx(&d);
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  for (;;) {
+    vq_req q;
+    if (read_all(fd, &q, sizeof q)) break; /* the host went away */
+    if (q.len > cap) { cap = q.len; buf = realloc(buf, cap); }
+    if (q.len && read_all(fd, buf, q.len)) break;
+    if (q.op == VQ_BYE) { reply(fd, 0, 0, NULL, 0); break; }
+    if (serve(&d, fd, &q, buf)) break;
+  }
+  totals(&d);
+  free(buf);
+  for (int i = 0; i < d.nmods; i++) ptx_free(&d.mods[i]);
+  free(d.mods);
+  mem_destroy(&d.mem);
+  return 0;
+}

@@ -1,0 +1,56 @@
+/* exec.h — internals shared by exec.c (warps, memory, sanitizers) and alu.c (arithmetic). */
+#ifndef VGPU_EXEC_H
+#define VGPU_EXEC_H
+
+#include <stddef.h>
+
+#include "vgpu.h"
+
+enum lane_state { L_RUN, L_BAR, L_EXIT, L_NONE }; /* L_NONE: past the block's last thread */
+
+typedef struct {
+  uint64_t *r;     /* registers: r[reg * 32 + lane] */
+  int pc[32];
+  uint8_t st[32];
+  int id;          /* warp index in its block */
+} warp;
+
+typedef struct {
+  devmem *mem;
+  const module *m;
+  const kernel *k;
+  vdim3 grid, block, ctaid;
+  uint32_t nthreads, shared_bytes, dyn_shared;
+  const uint8_t *params;
+  const vgpu_opts *o;
+  counters *c;
+  uint8_t *shared, *shared_init;
+  int32_t *race_w, *race_r; /* per shared word: writer / reader warp (-1 none, -2 several) */
+  int32_t *race_wpc, *race_rpc;
+  uint8_t *local;
+  warp *warps;
+  int nwarps;
+  int failed;   /* cudaError_t of a fault; the launch stops */
+  int reports;
+  char *err;
+  size_t errn;
+} launch;
+
+/* alu.c: runs one non-memory, non-control instruction for the lanes in mask; 0 or -1 */
+int alu_exec(launch *L, warp *w, const instr *ins, uint32_t mask);
+uint64_t operand_value(launch *L, warp *w, const operand *o, int lane);
+void set_reg(warp *w, int reg, int lane, uint64_t v, ptype t);
+/* exec.c */
+void fault(launch *L, warp *w, int lane, const instr *ins, int err, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+void report(launch *L, warp *w, int lane, const instr *ins, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static inline int64_t sext(uint64_t v, int bits) {
+  return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+static inline uint64_t zext(uint64_t v, int bits) {
+  return bits >= 64 ? v : v & ((1ull << bits) - 1);
+}
+
+#endif
