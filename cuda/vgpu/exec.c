@@ -114,6 +114,11 @@ static void step(launch *L, warp *w, int pc, uint32_t mask) {
   const kernel *k = L->k;
   const instr *ins = &k->code[pc];
   uint32_t act = guard_mask(w, ins, mask);
+  static int trace = -1;
+  if (trace < 0) trace = getenv("VGPU_TRACE") != NULL;
+  if (trace && w->id == 0)
+    fprintf(stderr, "pc %d %s mask %08x act %08x r0=%llx\n", pc, ins->text, mask, act,
+            (unsigned long long)(ins->nops && ins->o[0].kind == OK_REG ? w->r[(size_t)ins->o[0].reg * 32] : 0));
   L->c->warp_insts++;
   L->c->thread_insts += (uint64_t)__builtin_popcount(act);
   int rc = 0;

@@ -511,15 +511,6 @@ static int add_label(parser *p, char *name) {
 }
 
 static int one_statement(parser *p, char *t, int *depth) {
-  for (;;) { /* leading labels "name:" */
-    char *c = t;
-    while (*c && (isalnum((unsigned char)*c) || *c == '_' || *c == '$' || *c == '.')) c++;
-    if (*c != ':' || c == t) break;
-    *c = 0;
-    if (!p->k || *depth < 1) return fail(p, "label outside a kernel");
-    add_label(p, t);
-    t = trim(c + 1);
-  }
   if (!*t) return 0;
   if (*t == '.') return directive(p, t);
   if (!p->k || *depth < 1) return fail(p, "instruction outside a kernel: %.40s", t);
@@ -535,6 +526,16 @@ static int parse_all(parser *p) {
     if (*p->s == '}') {
       p->s++;
       if (--depth == 0 && p->k && finish_kernel(p)) return -1;
+      continue;
+    }
+    const char *c = p->s; /* a label "name:" is a statement of its own */
+    while (isalnum((unsigned char)*c) || *c == '_' || *c == '$' || *c == '.') c++;
+    if (*c == ':' && c > p->s) {
+      if (!p->k || depth < 1) return fail(p, "label outside a kernel");
+      char *name = strndup(p->s, (size_t)(c - p->s));
+      add_label(p, name);
+      free(name);
+      p->s = c + 1;
       continue;
     }
     char end;

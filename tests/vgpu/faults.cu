@@ -1,0 +1,49 @@
+/* faults.cu — what the virtual GPU must refuse or report (tests/suites/vgpu.sh reads the log):
+ * argv[1] = oob: a write one past the end; unsupported: an instruction it does not model;
+ * race: a block reduction without its trailing barrier; limits: 49 KB of shared memory. */
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+
+__global__ void oob_kernel(float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) y[i] = 1.0f; /* the bug: <= */
+}
+__global__ void unsupported_kernel(float *y) {
+  asm volatile("nanosleep.u32 100;");
+  y[threadIdx.x] = 0.0f;
+}
+__global__ void race_kernel(const float *x, float *y) {
+  __shared__ float s[128];
+  s[threadIdx.x] = x[threadIdx.x];
+  __syncthreads();
+  for (int h = 64; h > 0; h >>= 1) {
+    if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h]; /* no barrier after: a race */
+  }
+  if (threadIdx.x == 0) *y = s[0];
+}
+__global__ void big_shared_kernel(float *y) {
+  extern __shared__ float dyn[];
+  __shared__ float st[256];
+  st[threadIdx.x] = 1.0f;
+  dyn[threadIdx.x] = st[threadIdx.x];
+  y[threadIdx.x] = dyn[threadIdx.x];
+}
+
+int main(int argc, char **argv) {
+  float *y;
+  cudaMalloc(&y, 256 * sizeof(float));
+  cudaMemset(y, 0, 256 * sizeof(float));
+  const char *what = argc > 1 ? argv[1] : "";
+  cudaError_t e = cudaSuccess;
+  if (!strcmp(what, "oob")) { oob_kernel<<<1, 288>>>(y, 256); e = cudaDeviceSynchronize(); }
+  if (!strcmp(what, "unsupported")) { unsupported_kernel<<<1, 32>>>(y); e = cudaGetLastError(); }
+  if (!strcmp(what, "race")) { race_kernel<<<1, 128>>>(y, y + 128); e = cudaDeviceSynchronize(); }
+  if (!strcmp(what, "limits")) {
+    big_shared_kernel<<<1, 256, 48 * 1024>>>(y); /* 1 KB static + 48 KB dynamic */
+    e = cudaGetLastError();
+  }
+  if (!strcmp(what, "threads")) { race_kernel<<<1, 2048>>>(y, y); e = cudaGetLastError(); }
+  printf("%s\n", cudaGetErrorName(e));
+  return 0;
+}
