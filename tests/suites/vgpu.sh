@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The virtual GPU (cuda/vgpu, issue 33): nvcc-compiled CUDA programs run against libvgpu, their
+# kernels interpreted from nvcc's PTX by a vgpu-device process (built here under ASan+UBSan).
+# Checks: the hand-known counters (coalesced copy 4 sectors/request, stride-32 read 32, an
+# unpadded 32x32 transpose's column read 31 extra wavefronts a warp, padded 0), divergence, a
+# shuffle and a block reduction, counted atomics, ballot; an out-of-bounds write reported with
+# its .cu line; an unsupported instruction, a racy reduction, 49 KB of shared memory and 2048
+# threads refused or reported; the five solutions' kernels against CPU references in three
+# block orders. Skips (saying so) without nvcc. About 25 s on 2 cores with a cold nvcc (six
+# nvcc compiles, two at a time), 6 s warm (objects kept in build/vgpu/tests).
+set -u
+. "$(dirname "$0")/../suite_lib.sh" && suite_begin vgpu
+NVCC=${NVCC:-$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)}
+if [ -z "$NVCC" ]; then
+  skip "no nvcc found: the virtual GPU runs nvcc's PTX, nothing to test"
+  suite_end
+  exit 0
+fi
+root=$PWD
+out=$root/build/vgpu/tests
+mkdir -p "$out"
+san="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
+if make -s -C cuda/vgpu BUILD="$root/build/vgpu-asan" CFLAGS="$san" >"$tmp/build.log" 2>&1 &&
+  ! grep -q 'warning' "$tmp/build.log"; then
+  ok "vgpu-device and libvgpu build, -Wall -Wextra clean, under ASan+UBSan"
+else
+  bad "building cuda/vgpu failed or warned:"; tail -20 "$tmp/build.log"; suite_end; exit 1
+fi
+export VGPU_DEVICE=$root/build/vgpu-asan/vgpu-device ASAN_OPTIONS=detect_leaks=1
+
+# One nvcc pass a program: the host object and (-keep) the PTX beside it, with line info.
+# Rebuilt when the .cu, the harness or a solution it includes is newer than the program.
+compile() { # name
+  local n=$1 src=tests/vgpu/$1.cu
+  local deps="$src tests/vgpu/harness.cuh solutions/lab0*/*.cu cuda/al_cuda.h cuda/vgpu/runtime.c"
+  if [ -x "$out/$n" ] && [ -z "$(find $deps -newer "$out/$n" 2>/dev/null | head -1)" ]; then return 0; fi
+  mkdir -p "$out/$n.keep"
+  "$NVCC" -c -lineinfo -O3 -gencode arch=compute_80,code=compute_80 -keep -keep-dir "$out/$n.keep" \
+    -Isolutions -Ilabs -I. "$src" -o "$out/$n.o" >"$out/$n.log" 2>&1 &&
+    cp "$out/$n.keep/$n.ptx" "$out/$n.ptx" &&
+    g++ "$out/$n.o" "$root/build/vgpu-asan/libvgpu.a" -fsanitize=address,undefined -o "$out/$n" >>"$out/$n.log" 2>&1
+}
+progs="counters faults sol_lab02 sol_lab04 sol_lab05 sol_lab06"
+pids=""
+set -- $progs
+while [ $# -gt 0 ]; do # two at a time
+  compile "$1" & p1=$!
+  p2=""
+  if [ $# -gt 1 ]; then compile "$2" & p2=$!; fi
+  wait $p1 || bad "nvcc $1: $(tail -3 "$out/$1.log")"
+  [ -n "$p2" ] && { wait $p2 || bad "nvcc $2: $(tail -3 "$out/$2.log")"; }
+  shift; [ $# -gt 0 ] && shift
+done
+run() { # name, args...: runs build/vgpu/tests/NAME on the device; its stats in $tmp/NAME.stats
+  local n=$1
+  shift
+  VGPU_PTX=$out/$n.ptx VGPU_STATS=$tmp/$n.stats VGPU_LOG=$tmp/$n.log "$out/$n" "$@" >"$tmp/$n.out" 2>&1
+}
+stat() { # stats file, kernel substring, counter: the counter of that kernel's first launch
+  awk -v k="$2" -v c="$3" '$1 == "launch" && index($2, k) {
+    for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == c) { print kv[2]; exit } } }' "$1"
+}
+expect() { # what, stats, kernel, counter, value
+  local got; got=$(stat "$2" "$3" "$4")
+  if [ "$got" = "$5" ]; then ok "$1: $4 = $5"; else bad "$1: $4 = ${got:-none}, expected $5"; fi
+}
+
+# ---- hand-known counters and warp semantics (values checked by the program itself)
+if run counters; then ok "counters.cu: every value right ($(grep -c '^ok' "$tmp/counters.out") checks)"
+else bad "counters.cu: $(grep -v '^ok' "$tmp/counters.out" | head -5 | tr '\n' ' ')"; fi
+s=$tmp/counters.stats
+expect "coalesced copy, 32 warps" "$s" copy_kernel gld_requests 32
+expect "coalesced copy: 4 sectors a request" "$s" copy_kernel gld_sectors 128
+expect "stride-32 read: 32 sectors a request" "$s" stride_kernel gld_sectors 1024
+expect "unpadded transpose: 32 column reads of 32 words in one bank" "$s" 16transpose_kernel shld_wavefronts 1024
+expect "unpadded transpose: 31 extra wavefronts each" "$s" 16transpose_kernel shld_conflicts 992
+expect "unpadded transpose: its row writes are conflict-free" "$s" 16transpose_kernel shst_conflicts 0
+expect "padded [32][33] transpose" "$s" transpose_padded shld_conflicts 0
+expect "atomics: 300 lanes counted by the device" "$s" atomic_kernel atom_ops 300
+expect "block reduction with its barriers: no race" "$s" block_sum racecheck 0
+expect "shuffle reduction: lanes converged" "$s" shuffle_kernel synccheck 0
+if grep -q '^total launches=9 h2d_copies=1 h2d_bytes=131072 ' "$s"; then
+  ok "the device counts 9 launches and 1 host-to-device copy of 131072 bytes"
+else bad "device totals: $(grep '^total' "$s" | cut -c1-120)"; fi
+
+# ---- faults: what a card refuses or a sanitizer reports, with the line in the .cu
+line_of() { grep -n "$1" tests/vgpu/faults.cu | head -1 | cut -d: -f1; }
+run faults oob
+l=$(line_of 'the bug: <=')
+if grep -q cudaErrorIllegalAddress "$tmp/faults.out" &&
+  grep -q "memcheck: invalid __global__ write of 4 bytes .*0 bytes past the end of an allocation of 1024 bytes.*thread (256,0,0), at .*tests/vgpu/faults.cu:$l" "$tmp/faults.log"; then
+  ok "out-of-bounds write: cudaErrorIllegalAddress, reported at faults.cu:$l, thread 256"
+else bad "out-of-bounds write not reported as expected: $(cat "$tmp/faults.out" "$tmp/faults.log" | head -3)"; fi
+run faults unsupported
+l=$(line_of 'nanosleep')
+if grep -q cudaErrorNotSupported "$tmp/faults.out" &&
+  grep -q "unsupported PTX instruction nanosleep.u32 at .*tests/vgpu/faults.cu:$l" "$tmp/faults.log"; then
+  ok "unsupported instruction: launch refused, 'unsupported PTX instruction nanosleep.u32 at faults.cu:$l'"
+else bad "unsupported instruction: $(cat "$tmp/faults.out" "$tmp/faults.log" | head -3)"; fi
+run faults race
+l=$(line_of 'no barrier after')
+n=$(stat "$tmp/faults.stats" race_kernel racecheck)
+if [ "${n:-0}" -gt 0 ] && grep -q "racecheck: .*faults.cu:$l" "$tmp/faults.log"; then
+  ok "reduction without its trailing barrier: $n racecheck hazards at faults.cu:$l"
+else bad "racy reduction not reported (racecheck=${n:-none})"; fi
+run faults limits
+if grep -q cudaErrorInvalidValue "$tmp/faults.out" && grep -q '1024 bytes of static + 49152 of dynamic' "$tmp/faults.log"; then
+  ok "1 KB static + 48 KB dynamic shared memory: launch refused (the sum is checked)"
+else bad "49 KB of shared memory was not refused: $(cat "$tmp/faults.out")"; fi
+run faults threads
+if grep -q cudaErrorInvalidConfiguration "$tmp/faults.out"; then ok "2048 threads a block: launch refused"
+else bad "2048 threads a block was not refused: $(cat "$tmp/faults.out")"; fi
+
+# ---- the solutions' kernels against CPU references, in three block orders
+for order in in reversed random:7; do
+  for p in sol_lab02 sol_lab04 sol_lab05 sol_lab06; do
+    if VGPU_ORDER=$order run "$p"; then
+      ok "$p, blocks $order: $(grep -c '^ok' "$tmp/$p.out") results match the CPU"
+    else bad "$p, blocks $order: $(grep -v '^ok' "$tmp/$p.out" "$tmp/$p.log" | head -4 | tr '\n' ' ')"; fi
+    for c in memcheck initcheck racecheck synccheck; do
+      n=$(awk -v c="$c" '$1 == "total" { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == c) print kv[2] } }' "$tmp/$p.stats")
+      [ "${n:-x}" = 0 ] || bad "$p, blocks $order: $c reports ${n:-none}"
+    done
+  done
+done
+expect "reference layer norm: no bank conflicts" "$tmp/sol_lab06.stats" layer_norm_block shld_conflicts 0
+suite_end
