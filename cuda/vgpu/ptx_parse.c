@@ -474,6 +474,9 @@ static void skip_block(parser *p) { /* a .section { ... } */
 static int directive(parser *p, char *t) {
   if (!strncmp(t, ".loc", 4) && isspace((unsigned char)t[4])) {
     sscanf(t + 4, "%d %d", &p->loc_file, &p->loc_line);
+    /* code inlined from a header (an intrinsic, a kit helper) is reported at its call site */
+    const char *in = strstr(t, "inlined_at");
+    if (in) sscanf(in + 10, "%d %d", &p->loc_file, &p->loc_line);
     return 0;
   }
   if (!strncmp(t, ".file", 5)) {

@@ -78,6 +78,7 @@ expect "unpadded transpose: its row writes are conflict-free" "$s" 16transpose_k
 expect "padded [32][33] transpose" "$s" transpose_padded shld_conflicts 0
 expect "atomics: 300 lanes counted by the device" "$s" atomic_kernel atom_ops 300
 expect "block reduction with its barriers: no race" "$s" block_sum racecheck 0
+expect "if/else by lane: the two halves reconverge before the store (1 request a warp)" "$s" diverge_kernel gst_requests 2
 expect "shuffle reduction: lanes converged" "$s" shuffle_kernel synccheck 0
 if grep -q '^total launches=9 h2d_copies=1 h2d_bytes=131072 ' "$s"; then
   ok "the device counts 9 launches and 1 host-to-device copy of 131072 bytes"

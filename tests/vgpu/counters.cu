@@ -23,10 +23,15 @@ __global__ void transpose_padded_kernel(const float *in, float *out) {
   __syncthreads();
   out[threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];
 }
-__global__ void diverge_kernel(const float *x, float *y) { /* even lanes and odd lanes differ */
+__global__ void diverge_kernel(const float *x, float *y) { /* even and odd lanes branch apart */
   int i = threadIdx.x;
   float v = x[i];
-  if (i % 2 == 0) v = v * 2.0f; else v = v + 100.0f;
+  if (i % 2 == 0) {
+    for (int k = 0; k < i % 7; k++) v = v * 0.5f + 1.0f; /* a loop: not if-converted */
+  } else {
+    v = v + 100.0f;
+  }
+  v += __shfl_xor_sync(0xffffffffu, v, 1); /* every lane must be back here (reconverged) */
   y[i] = v;
 }
 __global__ void shuffle_kernel(const float *x, float *y) { /* a warp's sum, by butterfly */
@@ -91,7 +96,13 @@ int main() {
   diverge_kernel<<<1, 64>>>(x, y);
   cudaMemcpy(r, y, 64 * sizeof(float), cudaMemcpyDeviceToHost);
   ok = true;
-  for (int i = 0; i < 64; i++) ok = ok && r[i] == (i % 2 == 0 ? h[i] * 2.0f : h[i] + 100.0f);
+  float v[64];
+  for (int i = 0; i < 64; i++) {
+    v[i] = h[i];
+    if (i % 2 == 0) for (int k = 0; k < i % 7; k++) v[i] = v[i] * 0.5f + 1.0f;
+    else v[i] = v[i] + 100.0f;
+  }
+  for (int i = 0; i < 64; i++) ok = ok && r[i] == v[i] + v[i ^ 1];
   check("divergence", ok);
 
   shuffle_kernel<<<1, 64>>>(x, y);
