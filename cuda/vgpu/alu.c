@@ -15,14 +15,6 @@ static uint64_t bf32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static uint64_t bf64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 static float ftz(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
 
-void set_reg(warp *w, int reg, int lane, uint64_t v, ptype t) {
-  if (reg < 0) return; /* "_" sink */
-  if (t.kind == T_PRED) v = v != 0;
-  else if (t.kind == T_S) v = (uint64_t)sext(v, t.bits);
-  else v = zext(v, t.bits);
-  w->r[(size_t)reg * 32 + (size_t)lane] = v;
-}
-
 static int set_round(int rnd) {
   int old = fegetround();
   switch (rnd) {
@@ -118,7 +110,7 @@ static uint64_t iop(const instr *ins, uint64_t ua, uint64_t ub, uint64_t uc, int
     }
     return ins->op == OP_DIV ? za / zb : za % zb;
   case OP_NEG: return -za;
-  case OP_ABS: return (uint64_t)(a < 0 ? -a : a);
+  case OP_ABS: return a < 0 ? -(uint64_t)a : (uint64_t)a;
   case OP_MIN: return sg ? (uint64_t)(a < b ? a : b) : (za < zb ? za : zb);
   case OP_MAX: return sg ? (uint64_t)(a > b ? a : b) : (za > zb ? za : zb);
   case OP_AND: return ua & ub;
@@ -344,7 +336,76 @@ static int one_lane(launch *L, warp *w, const instr *ins, int lane) {
   return 0;
 }
 
+/* The operand's value in every lane of mask. */
+static void gather(launch *L, warp *w, const operand *o, uint32_t mask, uint64_t *v) {
+  if (o->kind == OK_REG) {
+    const uint64_t *r = &w->r[(size_t)o->reg * 32];
+    for (int l = 0; l < 32; l++) v[l] = r[l] ^ o->neg;
+  } else if (o->kind == OK_IMM) {
+    for (int l = 0; l < 32; l++) v[l] = (uint64_t)o->imm;
+  } else {
+    for (int l = 0; l < 32; l++) v[l] = mask >> l & 1 ? operand_slow(L, w, o, l) : 0;
+  }
+}
+
+/* The commonest forms, one dispatch a warp-instruction: f32 add/sub/mul/fma without ftz or
+ * saturation in the default rounding; 32/64-bit integer add/sub/mul.lo/shl/and/or/xor; mov.
+ * 0 if done, -1 to take the general path. */
+static int fast(launch *L, warp *w, const instr *ins, uint32_t mask) {
+  int op = ins->op, n = ins->nops;
+  if (ins->o[0].kind != OK_REG || ins->o[0].nvec || (ins->flags & ~F_LO) || ins->rnd > R_RN) return -1;
+  uint64_t a[32], b[32], c[32], *d = &w->r[(size_t)ins->o[0].reg * 32];
+  if (op == OP_MOV) {
+    if (n != 2 || ins->o[1].kind == OK_VEC) return -1;
+    gather(L, w, &ins->o[1], mask, a);
+    for (int l = 0; l < 32; l++) if (mask >> l & 1) set_reg(w, ins->o[0].reg, l, a[l], ins->t);
+    return 0;
+  }
+  if (ins->t.kind == T_F && ins->t.bits == 32) {
+    if (!(op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_FMA || op == OP_MAD)) return -1;
+    gather(L, w, &ins->o[1], mask, a);
+    gather(L, w, &ins->o[2], mask, b);
+    if (op == OP_FMA || op == OP_MAD) gather(L, w, &ins->o[3], mask, c);
+    for (int l = 0; l < 32; l++) {
+      if (!(mask >> l & 1)) continue;
+      float x = f32(a[l]), y = f32(b[l]), r;
+      switch (op) {
+      case OP_ADD: r = x + y; break;
+      case OP_SUB: r = x - y; break;
+      case OP_MUL: r = x * y; break;
+      default: r = fmaf(x, y, f32(c[l]));
+      }
+      d[l] = bf32(r);
+    }
+    return 0;
+  }
+  if ((ins->t.kind == T_S || ins->t.kind == T_U || ins->t.kind == T_B) &&
+      (ins->t.bits == 32 || ins->t.bits == 64) && (op == OP_ADD || op == OP_SUB ||
+      (op == OP_MUL && (ins->flags & F_LO)) || op == OP_SHL || op == OP_AND || op == OP_OR || op == OP_XOR)) {
+    gather(L, w, &ins->o[1], mask, a);
+    gather(L, w, &ins->o[2], mask, b);
+    int bits = ins->t.bits;
+    for (int l = 0; l < 32; l++) {
+      if (!(mask >> l & 1)) continue;
+      uint64_t x = a[l], y = b[l], r;
+      switch (op) {
+      case OP_ADD: r = x + y; break;
+      case OP_SUB: r = x - y; break;
+      case OP_MUL: r = x * y; break;
+      case OP_SHL: r = zext(y, 32) >= (uint64_t)bits ? 0 : x << zext(y, 32); break;
+      case OP_AND: r = x & y; break;
+      case OP_OR: r = x | y; break;
+      default: r = x ^ y;
+      }
+      set_reg(w, ins->o[0].reg, l, r, ins->t);
+    }
+    return 0;
+  }
+  return -1;
+}
+
 int alu_exec(launch *L, warp *w, const instr *ins, uint32_t mask) {
+  if (!fast(L, w, ins, mask)) return 0;
   int directed = ins->rnd != R_NONE && ins->rnd != R_RN && ins->rnd != R_RNI;
   int old = directed ? set_round(ins->rnd) : 0;
   int rc = 0;

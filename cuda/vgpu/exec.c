@@ -79,9 +79,8 @@ static uint64_t sreg_value(launch *L, warp *w, int id, int lane) {
   }
 }
 
-uint64_t operand_value(launch *L, warp *w, const operand *o, int lane) {
+uint64_t operand_slow(launch *L, warp *w, const operand *o, int lane) {
   switch (o->kind) {
-  case OK_REG: return w->r[(size_t)o->reg * 32 + (size_t)lane] ^ o->neg;
   case OK_IMM: return (uint64_t)o->imm;
   case OK_SREG: return sreg_value(L, w, o->reg, lane);
   case OK_SYM: return o->symoff;
@@ -92,12 +91,13 @@ uint64_t operand_value(launch *L, warp *w, const operand *o, int lane) {
 /* The warp's next issue: the lowest pc among running lanes, and the lanes at it. */
 static int next_pc(const warp *w, uint32_t *mask) {
   int pc = -1;
-  for (int l = 0; l < 32; l++)
-    if (w->st[l] == L_RUN && (pc < 0 || w->pc[l] < pc)) pc = w->pc[l];
-  *mask = 0;
-  if (pc >= 0)
-    for (int l = 0; l < 32; l++)
-      if (w->st[l] == L_RUN && w->pc[l] == pc) *mask |= 1u << l;
+  uint32_t m = 0;
+  for (int l = 0; l < 32; l++) {
+    if (w->st[l] != L_RUN) continue;
+    if (pc < 0 || w->pc[l] < pc) { pc = w->pc[l]; m = 1u << l; }
+    else if (w->pc[l] == pc) m |= 1u << l;
+  }
+  *mask = m;
   return pc;
 }
 
@@ -112,6 +112,10 @@ static uint32_t guard_mask(const warp *w, const instr *ins, uint32_t mask) {
 /* One warp-instruction. */
 static void step(launch *L, warp *w, int pc, uint32_t mask) {
   const kernel *k = L->k;
+  if (pc >= k->ncode) { /* a branch to a label after the last instruction: the end */
+    for (int l = 0; l < 32; l++) if (mask >> l & 1) w->st[l] = L_EXIT;
+    return;
+  }
   const instr *ins = &k->code[pc];
   uint32_t act = guard_mask(w, ins, mask);
   static int trace = -1;

@@ -38,8 +38,11 @@ typedef struct {
 
 /* alu.c: runs one non-memory, non-control instruction for the lanes in mask; 0 or -1 */
 int alu_exec(launch *L, warp *w, const instr *ins, uint32_t mask);
-uint64_t operand_value(launch *L, warp *w, const operand *o, int lane);
-void set_reg(warp *w, int reg, int lane, uint64_t v, ptype t);
+uint64_t operand_slow(launch *L, warp *w, const operand *o, int lane);
+static inline uint64_t operand_value(launch *L, warp *w, const operand *o, int lane) {
+  if (o->kind == OK_REG) return w->r[(size_t)o->reg * 32 + (size_t)lane] ^ o->neg;
+  return operand_slow(L, w, o, lane);
+}
 /* exec.c */
 void fault(launch *L, warp *w, int lane, const instr *ins, int err, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
@@ -51,6 +54,14 @@ static inline int64_t sext(uint64_t v, int bits) {
 }
 static inline uint64_t zext(uint64_t v, int bits) {
   return bits >= 64 ? v : v & ((1ull << bits) - 1);
+}
+
+static inline void set_reg(warp *w, int reg, int lane, uint64_t v, ptype t) {
+  if (reg < 0) return; /* "_" sink */
+  if (t.kind == T_PRED) v = v != 0;
+  else if (t.kind == T_S) v = (uint64_t)sext(v, t.bits);
+  else v = zext(v, t.bits);
+  w->r[(size_t)reg * 32 + (size_t)lane] = v;
 }
 
 #endif

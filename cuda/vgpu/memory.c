@@ -56,7 +56,7 @@ static void oob_global(launch *L, warp *w, int lane, const instr *ins, uint64_t 
 static uint8_t *target(launch *L, warp *w, int lane, const instr *ins, int space, uint64_t addr,
                        unsigned size, int write, uint8_t **init) {
   *init = NULL;
-  if (addr % size) {
+  if (addr & (size - 1)) { /* sizes are powers of two: 1 .. 32 bytes */
     fault(L, w, lane, ins, E_MISALIGNED, "memcheck: misaligned %s %s of %u bytes at 0x%llx",
           space_name(space), write ? "write" : "read", size, (unsigned long long)addr);
     return NULL;
