@@ -27,6 +27,15 @@ static int set_round(int rnd) {
 }
 
 /* ---- floating point ---- */
+/* PTX min/max: a NaN operand gives the other one; -0 is below +0 */
+static double fmin_ptx(double a, double b) {
+  if (a == 0 && b == 0) return signbit(a) ? a : b;
+  return fmin(a, b);
+}
+static double fmax_ptx(double a, double b) {
+  if (a == 0 && b == 0) return signbit(a) ? b : a;
+  return fmax(a, b);
+}
 static uint64_t fop32(const instr *ins, float a, float b, float c) {
   int z = ins->flags & F_FTZ;
   if (z) { a = ftz(a); b = ftz(b); c = ftz(c); }
@@ -39,8 +48,8 @@ static uint64_t fop32(const instr *ins, float a, float b, float c) {
   case OP_DIV: r = a / b; break;
   case OP_NEG: r = -a; break;
   case OP_ABS: r = fabsf(a); break;
-  case OP_MIN: r = fminf(a, b); break;
-  case OP_MAX: r = fmaxf(a, b); break;
+  case OP_MIN: r = (float)fmin_ptx(a, b); break;
+  case OP_MAX: r = (float)fmax_ptx(a, b); break;
   case OP_EX2: r = exp2f(a); break;
   case OP_LG2: r = log2f(a); break;
   case OP_RCP: r = 1.0f / a; break;
@@ -51,7 +60,7 @@ static uint64_t fop32(const instr *ins, float a, float b, float c) {
   case OP_COPYSIGN: r = copysignf(b, a); break;
   default: r = NAN;
   }
-  if (ins->flags & F_SAT) r = isnan(r) ? 0.0f : r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
+  if (ins->flags & F_SAT) r = !(r > 0.0f) ? 0.0f : r > 1.0f ? 1.0f : r /* NaN, -0 -> +0 */;
   if (z) r = ftz(r);
   return bf32(r);
 }
@@ -66,8 +75,8 @@ static uint64_t fop64(const instr *ins, double a, double b, double c) {
   case OP_DIV: r = a / b; break;
   case OP_NEG: r = -a; break;
   case OP_ABS: r = fabs(a); break;
-  case OP_MIN: r = fmin(a, b); break;
-  case OP_MAX: r = fmax(a, b); break;
+  case OP_MIN: r = fmin_ptx(a, b); break;
+  case OP_MAX: r = fmax_ptx(a, b); break;
   case OP_RCP: r = 1.0 / a; break;
   case OP_SQRT: r = sqrt(a); break;
   case OP_RSQRT: r = 1.0 / sqrt(a); break;
@@ -76,7 +85,7 @@ static uint64_t fop64(const instr *ins, double a, double b, double c) {
   case OP_COPYSIGN: r = copysign(b, a); break;
   default: r = NAN;
   }
-  if (ins->flags & F_SAT) r = isnan(r) ? 0.0 : r < 0.0 ? 0.0 : r > 1.0 ? 1.0 : r;
+  if (ins->flags & F_SAT) r = !(r > 0.0) ? 0.0 : r > 1.0 ? 1.0 : r;
   return bf64(r);
 }
 
@@ -233,7 +242,7 @@ static uint64_t cvt(const instr *ins, uint64_t v, int *bad) {
       default: x = ceil(x);
       }
     }
-    if (ins->flags & F_SAT) x = isnan(x) ? 0.0 : x < 0 ? 0 : x > 1 ? 1 : x;
+    if (ins->flags & F_SAT) x = !(x > 0) ? 0.0 : x > 1 ? 1 : x /* NaN, -0 -> +0 */;
     if (d.bits == 64) return bf64(x);
     float f = (float)x; /* rounds in the mode set by the caller */
     return bf32((ins->flags & F_FTZ) ? ftz(f) : f);
