@@ -98,6 +98,8 @@ static void options(device *d) {
   d->o.initcheck = !(s = getenv("VGPU_INITCHECK")) || atoi(s);
   d->o.racecheck = !(s = getenv("VGPU_RACECHECK")) || atoi(s);
   d->o.max_reports = 20;
+  d->o.max_warp_insts = (s = getenv("VGPU_MAX_WARP_INSTS")) ? strtoull(s, NULL, 0) : 200000000ull;
+  if ((s = getenv("VGPU_MEM_LIMIT"))) d->mem.limit = strtoull(s, NULL, 0);
   d->o.log = stderr;
   if ((s = getenv("VGPU_LOG")) && *s) d->o.log = fopen(s, "a");
   if (!d->o.log) d->o.log = stderr;
@@ -145,8 +147,8 @@ static int do_launch(device *d, int fd, const uint8_t *p, uint32_t len) {
       fputc('\n', d->stats);
       fflush(d->stats);
     }
-    if (rc && *err && rc != 700 && rc != 716 && rc != 719 && rc != 999) fprintf(d->o.log, "vgpu: %s\n", err);
-    if (rc == 700 || rc == 716 || rc == 719 || rc == 999) d->sticky = rc; /* the context is lost */
+    if (rc && *err && rc != 700 && rc != 702 && rc != 716 && rc != 719 && rc != 999) fprintf(d->o.log, "vgpu: %s\n", err);
+    if (rc == 700 || rc == 702 || rc == 716 || rc == 719 || rc == 999) d->sticky = rc; /* the context is lost */
   }
   free(name);
   return reply(fd, d->sticky ? d->sticky : rc, 0, NULL, 0);

@@ -123,7 +123,12 @@ static void step(launch *L, warp *w, int pc, uint32_t mask) {
   if (trace && w->id == 0)
     fprintf(stderr, "pc %d %s mask %08x act %08x r0=%llx\n", pc, ins->text, mask, act,
             (unsigned long long)(ins->nops && ins->o[0].kind == OK_REG ? w->r[(size_t)ins->o[0].reg * 32] : 0));
-  L->c->warp_insts++;
+  if (++L->c->warp_insts > L->o->max_warp_insts) {
+    fault(L, w, __builtin_ctz(mask), ins, 702, "watchdog: the launch ran more than %llu "
+          "warp-instructions (an endless loop?); VGPU_MAX_WARP_INSTS raises the limit",
+          (unsigned long long)L->o->max_warp_insts);
+    return;
+  }
   L->c->thread_insts += (uint64_t)__builtin_popcount(act);
   int rc = 0;
   for (int l = 0; l < 32; l++) if (mask >> l & 1) w->pc[l] = pc + 1;
@@ -250,7 +255,7 @@ int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3
   L.warps = calloc((size_t)L.nwarps, sizeof *L.warps);
   for (int i = 0; i < L.nwarps; i++) {
     L.warps[i].id = i;
-    L.warps[i].r = calloc((size_t)k->nregs * 32 + 1, 8);
+    L.warps[i].r = calloc((size_t)(k->nregs + 1) * 32, 8);
   }
   uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
   uint32_t *ord = block_order(o, nblocks);

@@ -10,7 +10,7 @@
 
 uint64_t mem_alloc(devmem *m, uint64_t size) {
   if (!m->next) m->next = BASE;
-  if (size > (1ull << 34)) return 0;
+  if (size > (m->limit ? m->limit : 2ull << 30) - m->bytes_live) return 0; /* out of memory */
   uint8_t *data = malloc(size ? size : 1), *init = calloc(1, size ? size : 1);
   if (!data || !init) { free(data); free(init); return 0; }
   memset(data, VGPU_POISON, size);

@@ -445,6 +445,12 @@ static int finish_kernel(parser *p) {
     for (int j = 0; j < ins->nops; j++)
       if (ins->o[j].sym && resolve_sym(p, &ins->o[j], ins->op == OP_BRA)) return -1;
   }
+  for (int i = 0; i < k->ncode; i++) { /* forms the executor does not model */
+    instr *ins = &k->code[i];
+    int bad = (ins->op == OP_BRA && (ins->nops != 1 || ins->o[0].kind != OK_LABEL)) ||
+              (ins->op == OP_BAR && ins->nops != 1);
+    if (bad) { ins->op = OP_UNSUPPORTED; if (k->unsupported < 0 || i < k->unsupported) k->unsupported = i; }
+  }
   uint32_t dyn = (uint32_t)align_up(k->shared_static, k->dyn_align);
   for (int i = 0; i < k->ncode; i++)
     for (int j = 0; j < k->code[i].nops; j++) {

@@ -19,6 +19,7 @@ typedef struct {
   int n, cap;
   uint64_t next;
   uint64_t bytes_live;
+  uint64_t limit; /* bytes: cudaMalloc beyond fails (0: 2 GiB) */
 } devmem;
 enum { VGPU_POISON = 0xff }; /* fresh memory: every float a NaN, every int -1 */
 uint64_t mem_alloc(devmem *m, uint64_t size);
@@ -45,6 +46,7 @@ typedef struct {
   uint64_t seed;
   int initcheck, racecheck;
   int max_reports; /* per launch */
+  uint64_t max_warp_insts; /* per launch: the watchdog */
   FILE *log;       /* sanitizer reports */
 } vgpu_opts;
 

@@ -117,6 +117,10 @@ else bad "49 KB of shared memory was not refused: $(cat "$tmp/faults.out")"; fi
 run faults threads
 if grep -q cudaErrorInvalidConfiguration "$tmp/faults.out"; then ok "2048 threads a block: launch refused"
 else bad "2048 threads a block was not refused: $(cat "$tmp/faults.out")"; fi
+VGPU_MAX_WARP_INSTS=100000 run faults endless
+if grep -q cudaErrorLaunchTimeout "$tmp/faults.out" && grep -q 'watchdog: the launch ran more than 100000' "$tmp/faults.log"; then
+  ok "an endless loop: the watchdog ends it (cudaErrorLaunchTimeout)"
+else bad "endless loop: $(cat "$tmp/faults.out" "$tmp/faults.log" | head -2)"; fi
 
 # ---- the solutions' kernels against CPU references, in three block orders
 for order in in reversed random:7; do

@@ -1,6 +1,7 @@
 /* faults.cu — what the virtual GPU must refuse or report (tests/suites/vgpu.sh reads the log):
  * argv[1] = oob: a write one past the end; unsupported: an instruction it does not model;
- * race: a block reduction without its trailing barrier; limits: 49 KB of shared memory. */
+ * race: a block reduction without its trailing barrier; limits: 49 KB of shared memory;
+ * threads: 2048 a block; endless: a loop the watchdog ends. */
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -30,6 +31,11 @@ __global__ void big_shared_kernel(float *y) {
   y[threadIdx.x] = dyn[threadIdx.x];
 }
 
+__global__ void endless_kernel(const int *flag) {
+  while (*(volatile const int *)flag == 0) { /* waits for a write that never comes */
+  }
+}
+
 int main(int argc, char **argv) {
   float *y;
   cudaMalloc(&y, 256 * sizeof(float));
@@ -44,6 +50,7 @@ int main(int argc, char **argv) {
     e = cudaGetLastError();
   }
   if (!strcmp(what, "threads")) { race_kernel<<<1, 2048>>>(y, y); e = cudaGetLastError(); }
+  if (!strcmp(what, "endless")) { endless_kernel<<<1, 32>>>((const int *)y); e = cudaDeviceSynchronize(); }
   printf("%s\n", cudaGetErrorName(e));
   return 0;
 }
