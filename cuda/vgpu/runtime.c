@@ -135,6 +135,24 @@ cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
 cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
 cudaError_t cudaGetDevice(int *d) { *d = 0; return cudaSuccess; }
 
+/* What a program may ask of the card: the limits the device enforces. */
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int d) {
+  if (d != 0) return last_error = cudaErrorInvalidDevice;
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "attention-lab virtual GPU (PTX interpreter)");
+  p->major = 8; p->minor = 0;
+  p->totalGlobalMem = 2ull << 30;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->regsPerBlock = 65536;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = 1024; p->maxThreadsDim[1] = 1024; p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647; p->maxGridSize[1] = 65535; p->maxGridSize[2] = 65535;
+  p->multiProcessorCount = 1;
+  p->maxThreadsPerMultiProcessor = 2048;
+  return cudaSuccess;
+}
+
 static const struct { cudaError_t e; const char *name, *text; } errs[] = {
     {cudaSuccess, "cudaSuccess", "no error"},
     {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},

@@ -121,6 +121,13 @@ VGPU_MAX_WARP_INSTS=100000 run faults endless
 if grep -q cudaErrorLaunchTimeout "$tmp/faults.out" && grep -q 'watchdog: the launch ran more than 100000' "$tmp/faults.log"; then
   ok "an endless loop: the watchdog ends it (cudaErrorLaunchTimeout)"
 else bad "endless loop: $(cat "$tmp/faults.out" "$tmp/faults.log" | head -2)"; fi
+run faults uninit
+l=$(line_of 'never written \*/')
+n=$(stat "$tmp/faults.stats" uninit_kernel initcheck)
+if grep -q 'poisoned (NaN)' "$tmp/faults.out" && [ "${n:-0}" = 1 ] &&
+  grep -q "initcheck: read of 4 bytes of __global__ memory never written .*faults.cu:$l" "$tmp/faults.log"; then
+  ok "read of never-written memory: NaN poison, one initcheck report a warp-instruction at faults.cu:$l"
+else bad "uninitialized read: initcheck=${n:-none}, $(cat "$tmp/faults.out" "$tmp/faults.log" | head -2)"; fi
 
 # ---- the solutions' kernels against CPU references, in three block orders
 for order in in reversed random:7; do

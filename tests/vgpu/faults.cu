@@ -1,8 +1,10 @@
 /* faults.cu — what the virtual GPU must refuse or report (tests/suites/vgpu.sh reads the log):
  * argv[1] = oob: a write one past the end; unsupported: an instruction it does not model;
  * race: a block reduction without its trailing barrier; limits: 49 KB of shared memory;
- * threads: 2048 a block; endless: a loop the watchdog ends. */
+ * threads: 2048 a block; endless: a loop the watchdog ends; uninit: a read of memory never
+ * written (initcheck), whose value is the poison. */
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <cuda_runtime.h>
 
@@ -36,6 +38,10 @@ __global__ void endless_kernel(const int *flag) {
   }
 }
 
+__global__ void uninit_kernel(const float *x, float *y) {
+  y[threadIdx.x] = x[threadIdx.x] + 1.0f; /* x: allocated, never written */
+}
+
 int main(int argc, char **argv) {
   float *y;
   cudaMalloc(&y, 256 * sizeof(float));
@@ -51,6 +57,13 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(what, "threads")) { race_kernel<<<1, 2048>>>(y, y); e = cudaGetLastError(); }
   if (!strcmp(what, "endless")) { endless_kernel<<<1, 32>>>((const int *)y); e = cudaDeviceSynchronize(); }
+  if (!strcmp(what, "uninit")) {
+    float *x, h = 0;
+    cudaMalloc(&x, 32 * sizeof(float));
+    uninit_kernel<<<1, 32>>>(x, y);
+    cudaMemcpy(&h, y, sizeof h, cudaMemcpyDeviceToHost);
+    printf("%s\n", std::isnan(h) ? "poisoned (NaN)" : "not poisoned");
+  }
   printf("%s\n", cudaGetErrorName(e));
   return 0;
 }
