@@ -85,6 +85,9 @@ expect "shuffle reduction: lanes converged" "$s" shuffle_kernel synccheck 0
 if grep -q '^total launches=9 h2d_copies=1 h2d_bytes=131072 ' "$s"; then
   ok "the device counts 9 launches and 1 host-to-device copy of 131072 bytes"
 else bad "device totals: $(grep '^total' "$s" | cut -c1-120)"; fi
+if [ "$(grep -c '^copy dir=d2h ' "$s")" = 9 ] && grep -q '^copy dir=h2d dst=0x[0-9a-f]* src=0x0 bytes=131072 after_launches=0$' "$s"; then
+  ok "every copy logged with its direction, bytes and the launches before it"
+else bad "copy log: $(grep '^copy' "$s" | head -2 | tr '\n' ' ')"; fi
 
 # ---- arithmetic: the device's bits against the host's
 if run ops; then ok "ops.cu: $(grep '^ok exact' "$tmp/ops.out" | cut -d: -f2), $(grep '^ok approx' "$tmp/ops.out" | cut -d: -f2)"
