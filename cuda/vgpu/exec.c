@@ -109,6 +109,23 @@ static uint32_t guard_mask(const warp *w, const instr *ins, uint32_t mask) {
   return m;
 }
 
+/* bar.warp.sync (__syncwarp): the lanes of its mask must arrive together (lockstep here);
+ * a lane of the mask that diverged elsewhere is a synccheck fault. Starts a racecheck
+ * interval for the warp. */
+static int warp_sync(launch *L, warp *w, const instr *ins, uint32_t act) {
+  if (!act) return 0;
+  uint32_t member = (uint32_t)operand_value(L, w, &ins->o[0], __builtin_ctz(act)), gone = 0;
+  for (int l = 0; l < 32; l++) if (w->st[l] == L_EXIT || w->st[l] == L_NONE) gone |= 1u << l;
+  if (member & ~act & ~gone) {
+    L->c->synccheck++;
+    fault(L, w, __builtin_ctz(act), ins, 719, "synccheck: __syncwarp(0x%08x) reached by lanes "
+          "0x%08x only: lane %d of the mask is elsewhere (diverged)", member, act,
+          __builtin_ctz(member & ~act & ~gone));
+  }
+  w->epoch++;
+  return 0;
+}
+
 /* One warp-instruction. */
 static void step(launch *L, warp *w, int pc, uint32_t mask) {
   const kernel *k = L->k;
@@ -140,6 +157,7 @@ static void step(launch *L, warp *w, int pc, uint32_t mask) {
     for (int l = 0; l < 32; l++) if (act >> l & 1) w->st[l] = L_EXIT;
     break;
   case OP_BAR:
+    if (ins->flags & F_WARP) { rc = warp_sync(L, w, ins, act); break; }
     for (int l = 0; l < 32; l++) if (act >> l & 1) w->st[l] = L_BAR;
     break;
   case OP_NOP: break;
@@ -250,6 +268,7 @@ int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3
     size_t n = L.shared_bytes / 4 + 1;
     L.race_w = malloc(n * 4); L.race_r = malloc(n * 4);
     L.race_wpc = calloc(n, 4); L.race_rpc = calloc(n, 4);
+    L.race_wlane = calloc(n, 4); L.race_wepoch = calloc(n, 4);
   }
   if (k->local_bytes) L.local = malloc((size_t)k->local_bytes * L.nthreads);
   L.warps = calloc((size_t)L.nwarps, sizeof *L.warps);
@@ -268,6 +287,7 @@ int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3
   for (int i = 0; i < L.nwarps; i++) free(L.warps[i].r);
   free(L.warps); free(L.local); free(L.shared); free(L.shared_init);
   free(L.race_w); free(L.race_r); free(L.race_wpc); free(L.race_rpc);
+  free(L.race_wlane); free(L.race_wepoch);
   return L.failed;
 }
 

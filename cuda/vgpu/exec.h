@@ -13,6 +13,7 @@ typedef struct {
   int pc[32];
   uint8_t st[32];
   int id;          /* warp index in its block */
+  uint32_t epoch;  /* __syncwarp count: racecheck's intra-warp interval */
 } warp;
 
 typedef struct {
@@ -27,6 +28,8 @@ typedef struct {
   uint8_t *shared, *shared_init;
   int32_t *race_w, *race_r; /* per shared word: writer / reader warp (-1 none, -2 several) */
   int32_t *race_wpc, *race_rpc;
+  int32_t *race_wlane;   /* per shared word: the thread that last wrote it */
+  uint32_t *race_wepoch; /* and its warp's __syncwarp count then */
   uint8_t *local;
   warp *warps;
   int nwarps;

@@ -139,14 +139,18 @@ static int race(launch *L, warp *w, int lane, const instr *ins, uint64_t off, un
   for (uint64_t wd = off / 4; wd <= (off + size - 1) / 4; wd++) {
     int32_t *wo = &L->race_w[wd], *ro = &L->race_r[wd];
     int other_w = *wo != -1 && *wo != w->id, other_r = *ro != -1 && *ro != w->id;
-    if (other_w || (wr && other_r)) {
-      const instr *o = &L->k->code[other_w ? L->race_wpc[wd] : L->race_rpc[wd]];
+    int tid = w->id * 32 + lane; /* another lane of this warp wrote it since its last __syncwarp */
+    int lane_w = *wo == w->id && L->race_wlane[wd] != tid && L->race_wepoch[wd] == w->epoch;
+    if (other_w || (wr && other_r) || lane_w) {
+      const instr *o = &L->k->code[other_w || lane_w ? L->race_wpc[wd] : L->race_rpc[wd]];
       L->c->racecheck++;
       report(L, w, lane, ins, "racecheck: %s of __shared__ word at offset %llu races with a %s by "
-             "another warp at %s:%d with no barrier between", wr ? "write" : "read",
-             (unsigned long long)wd * 4, other_w ? "write" : "read", ptx_file(L->m, o->file), o->line);
+             "%s at %s:%d with no %s between", wr ? "write" : "read", (unsigned long long)wd * 4,
+             other_w || lane_w ? "write" : "read", lane_w ? "another lane of the same warp" : "another warp",
+             ptx_file(L->m, o->file), o->line, lane_w ? "__syncwarp() or barrier" : "barrier");
       return 1;
     }
+    if (wr) { L->race_wlane[wd] = tid; L->race_wepoch[wd] = w->epoch; }
     int32_t *mine = wr ? wo : ro;
     *mine = *mine == -1 || *mine == w->id ? w->id : -2;
     (wr ? L->race_wpc : L->race_rpc)[wd] = pc;

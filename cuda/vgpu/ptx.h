@@ -55,7 +55,7 @@ enum op {
 /* rounding / modifier flags */
 enum {
   F_FTZ = 1, F_SAT = 2, F_APPROX = 4, F_HI = 8, F_LO = 16, F_WIDE = 32, F_UNI = 64, F_NC = 128,
-  F_FULL = 256, F_CC = 512
+  F_FULL = 256, F_CC = 512, F_WARP = 1024 /* bar.warp.sync */
 };
 enum rnd { R_NONE, R_RN, R_RZ, R_RM, R_RP, R_RNI, R_RZI, R_RMI, R_RPI };
 enum cmp {

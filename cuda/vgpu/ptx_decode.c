@@ -11,7 +11,8 @@
 enum { /* modifier classes */
   K_TYPE = 1, K_RND = 2, K_FTZ = 4, K_SAT = 8, K_APPROX = 16, K_SPACE = 32, K_VEC = 64,
   K_CMP = 128, K_SUB = 256, K_HILO = 512, K_UNI = 1024, K_NC = 2048, K_SYNC = 4096, K_TO = 8192,
-  K_ORDER = 16384, K_ALIGNED = 32768, K_BOOL = 65536, K_FULL = 131072, K_CC = 262144
+  K_ORDER = 16384, K_ALIGNED = 32768, K_BOOL = 65536, K_FULL = 131072, K_CC = 262144,
+  K_WARP = 524288
 };
 
 static const struct {
@@ -48,7 +49,7 @@ static const struct {
     {"bra", OP_BRA, K_UNI},
     {"ret", OP_RET, K_UNI},
     {"exit", OP_EXIT, 0},
-    {"bar", OP_BAR, K_SYNC | K_ALIGNED},
+    {"bar", OP_BAR, K_SYNC | K_ALIGNED | K_WARP},
     {"barrier", OP_BAR, K_SYNC | K_ALIGNED},
     {"shfl", OP_SHFL, K_TYPE | K_SUB | K_SYNC},
     {"vote", OP_VOTE, K_TYPE | K_SUB | K_SYNC},
@@ -138,6 +139,7 @@ static int modifier(instr *ins, unsigned cl, const char *t, int *ntypes) {
   if ((cl & K_NC) && !strcmp(t, "nc")) { ins->flags |= F_NC; return 0; }
   if ((cl & K_SYNC) && !strcmp(t, "sync")) return 0;
   if ((cl & K_ALIGNED) && !strcmp(t, "aligned")) return 0;
+  if ((cl & K_WARP) && !strcmp(t, "warp")) { ins->flags |= F_WARP; return 0; }
   if ((cl & K_TO) && !strcmp(t, "to")) { ins->to = 1; return 0; }
   if ((cl & K_ORDER) && lookup(t, orders, 11) >= 0) return 0;
   if (cl & K_SUB) {

@@ -131,6 +131,13 @@ if grep -q 'poisoned (NaN)' "$tmp/faults.out" && [ "${n:-0}" = 1 ] &&
   grep -q "initcheck: read of 4 bytes of __global__ memory never written .*faults.cu:$l" "$tmp/faults.log"; then
   ok "read of never-written memory: NaN poison, one initcheck report a warp-instruction at faults.cu:$l"
 else bad "uninitialized read: initcheck=${n:-none}, $(cat "$tmp/faults.out" "$tmp/faults.log" | head -2)"; fi
+run faults warpsync
+l=$(line_of 'without __syncwarp: reads')
+n1=$(stat "$tmp/faults.stats" ILb1E racecheck) n0=$(stat "$tmp/faults.stats" ILb0E racecheck)
+if grep -q 'sums right' "$tmp/faults.out" && [ "${n1:-x}" = 0 ] && [ "${n0:-0}" -gt 0 ] &&
+  grep -q "racecheck: read .* by another lane of the same warp .* no __syncwarp() or barrier between.*faults.cu:$l" "$tmp/faults.log"; then
+  ok "a warp's exchange through shared memory: clean with __syncwarp, $n0 intra-warp hazards without (faults.cu:$l)"
+else bad "__syncwarp racecheck: with ${n1:-none}, without ${n0:-none}, $(head -2 "$tmp/faults.out" "$tmp/faults.log" | tr '\n' ' ')"; fi
 
 # ---- the solutions' kernels against CPU references, in three block orders
 for order in in reversed random:7; do

@@ -2,7 +2,8 @@
  * argv[1] = oob: a write one past the end; unsupported: an instruction it does not model;
  * race: a block reduction without its trailing barrier; limits: 49 KB of shared memory;
  * threads: 2048 a block; endless: a loop the watchdog ends; uninit: a read of memory never
- * written (initcheck), whose value is the poison. */
+ * written (initcheck), whose value is the poison; warpsync: a warp's exchange through shared
+ * memory with __syncwarp (no report) and without (an intra-warp racecheck report). */
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -42,6 +43,20 @@ __global__ void uninit_kernel(const float *x, float *y) {
   y[threadIdx.x] = x[threadIdx.x] + 1.0f; /* x: allocated, never written */
 }
 
+template <bool sync> __global__ void warp_shared_kernel(const float *x, float *y) {
+  __shared__ float s[32]; /* a warp's sum through shared memory: lanes exchange values */
+  const int l = threadIdx.x;
+  s[l] = x[l];
+  if (sync) __syncwarp();
+  for (int o = 16; o > 0; o >>= 1) {
+    float v = l < o ? s[l + o] : 0.0f; /* without __syncwarp: reads another lane's write */
+    if (sync) __syncwarp();
+    if (l < o) s[l] += v;
+    if (sync) __syncwarp();
+  }
+  if (l == 0) *y = s[0];
+}
+
 int main(int argc, char **argv) {
   float *y;
   cudaMalloc(&y, 256 * sizeof(float));
@@ -63,6 +78,16 @@ int main(int argc, char **argv) {
     uninit_kernel<<<1, 32>>>(x, y);
     cudaMemcpy(&h, y, sizeof h, cudaMemcpyDeviceToHost);
     printf("%s\n", std::isnan(h) ? "poisoned (NaN)" : "not poisoned");
+  }
+  if (!strcmp(what, "warpsync")) {
+    float h[32], r[2], want = 0;
+    for (int i = 0; i < 32; i++) want += h[i] = (float)(i * 3 - 40);
+    cudaMemcpy(y, h, sizeof h, cudaMemcpyHostToDevice);
+    warp_shared_kernel<true><<<1, 32>>>(y, y + 64);
+    warp_shared_kernel<false><<<1, 32>>>(y, y + 65);
+    cudaMemcpy(r, y + 64, sizeof r, cudaMemcpyDeviceToHost);
+    printf("%s\n", r[0] == want && r[1] == want ? "sums right" : "sums wrong");
+    e = cudaDeviceSynchronize();
   }
   printf("%s\n", cudaGetErrorName(e));
   return 0;
