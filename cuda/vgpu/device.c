@@ -8,6 +8,7 @@
  * VGPU_LOG=file (sanitizer reports; stderr by default). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +25,7 @@ struct device {
   counters total;
   int sticky;
   FILE *stats;
-  uint64_t sym_bytes;
+  uint64_t sym_bytes, blas_calls;
   uint64_t launches, h2d, h2d_bytes, d2h, d2h_bytes, d2d, d2d_bytes, memsets, mallocs, frees;
 };
 
@@ -163,6 +164,48 @@ static void log_copy(device *d, const char *dir, uint64_t dst, uint64_t src, uin
             (unsigned long long)d->launches);
 }
 
+/* cuBLAS's sgemm, as the device's own library call (libvgpu_cublas forwards it here): every
+ * matrix checked against its allocation, products summed in float with fmaf. */
+static int do_gemm(device *d, int fd, const uint8_t *p, uint32_t len) {
+  vq_gemm g;
+  if (len != sizeof g) return reply(fd, 1, 0, NULL, 0);
+  memcpy(&g, p, sizeof g);
+  int ar = g.transa ? g.k : g.m, ac = g.transa ? g.m : g.k, br = g.transb ? g.n : g.k,
+      bc = g.transb ? g.k : g.n;
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 1 || g.lda < (ar > 1 ? ar : 1) ||
+      g.ldb < (br > 1 ? br : 1) || g.ldc < (g.m > 1 ? g.m : 1))
+    return reply(fd, 7, 0, NULL, 0); /* CUBLAS_STATUS_INVALID_VALUE */
+  d->blas_calls++;
+  for (int b = 0; b < g.batch; b++) {
+    uint64_t A = g.A + 4 * (uint64_t)(b * g.sa), B = g.B + 4 * (uint64_t)(b * g.sb),
+             C = g.C + 4 * (uint64_t)(b * g.sc);
+    dalloc *da = mem_range(&d->mem, A, 4 * ((uint64_t)g.lda * (ac ? ac - 1 : 0) + (uint64_t)ar));
+    dalloc *db = mem_range(&d->mem, B, 4 * ((uint64_t)g.ldb * (bc ? bc - 1 : 0) + (uint64_t)br));
+    dalloc *dc = mem_range(&d->mem, C, 4 * ((uint64_t)g.ldc * (g.n ? g.n - 1 : 0) + (uint64_t)g.m));
+    if ((g.m && g.n && (!dc || (g.k && (!da || !db))))) {
+      fprintf(d->o.log, "vgpu: cublasSgemm: a matrix is outside its allocation\n");
+      return reply(fd, 14, 0, NULL, 0); /* CUBLAS_STATUS_INTERNAL_ERROR */
+    }
+    if (!g.m || !g.n) continue;
+    const float *a = (const float *)(da ? da->data + (A - da->base) : NULL);
+    const float *bb = (const float *)(db ? db->data + (B - db->base) : NULL);
+    float *c = (float *)(dc->data + (C - dc->base));
+    for (int j = 0; j < g.n; j++)
+      for (int i = 0; i < g.m; i++) {
+        float s = 0.0f;
+        for (int t = 0; t < g.k; t++) {
+          float x = g.transa ? a[t + (size_t)i * g.lda] : a[i + (size_t)t * g.lda];
+          float y = g.transb ? bb[j + (size_t)t * g.ldb] : bb[t + (size_t)j * g.ldb];
+          s = fmaf(x, y, s);
+        }
+        float *o = &c[i + (size_t)j * g.ldc];
+        *o = g.beta == 0.0f ? g.alpha * s : g.alpha * s + g.beta * *o; /* beta 0: C not read */
+      }
+    memset(dc->init + (C - dc->base), 1, 4 * ((uint64_t)g.ldc * (g.n - 1) + (uint64_t)g.m));
+  }
+  return reply(fd, 0, 0, NULL, 0);
+}
+
 static int serve(device *d, int fd, const vq_req *q, const uint8_t *p) {
   dalloc *a;
   if (d->sticky && q->op != VQ_BYE && q->op != VQ_FREE) return reply(fd, d->sticky, 0, NULL, 0);
@@ -209,6 +252,7 @@ static int serve(device *d, int fd, const vq_req *q, const uint8_t *p) {
   }
   case VQ_LAUNCH: return do_launch(d, fd, p, q->len);
   case VQ_SYNC: return reply(fd, d->sticky, 0, NULL, 0);
+  case VQ_SGEMM: return do_gemm(d, fd, p, q->len);
   default: return reply(fd, 1, 0, NULL, 0);
   }
 }
@@ -218,11 +262,11 @@ static void totals(device *d) {
   uint64_t leaked = d->mem.bytes_live - d->sym_bytes; /* module variables are not leaks */
   fprintf(d->stats, "total launches=%llu h2d_copies=%llu h2d_bytes=%llu d2h_copies=%llu "
           "d2h_bytes=%llu d2d_copies=%llu d2d_bytes=%llu memsets=%llu mallocs=%llu frees=%llu "
-          "live_bytes=%llu sticky_error=%d ", (unsigned long long)d->launches,
+          "live_bytes=%llu blas_calls=%llu sticky_error=%d ", (unsigned long long)d->launches,
           (unsigned long long)d->h2d, (unsigned long long)d->h2d_bytes, (unsigned long long)d->d2h,
           (unsigned long long)d->d2h_bytes, (unsigned long long)d->d2d, (unsigned long long)d->d2d_bytes,
           (unsigned long long)d->memsets, (unsigned long long)d->mallocs, (unsigned long long)d->frees,
-          (unsigned long long)leaked, d->sticky);
+          (unsigned long long)leaked, (unsigned long long)d->blas_calls, d->sticky);
   counters_print(d->stats, &d->total);
   fputc('\n', d->stats);
   fclose(d->stats);

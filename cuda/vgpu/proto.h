@@ -15,8 +15,17 @@ enum {
   VQ_PARAMS,     /* payload = kernel name -> payload = uint32 count, then (offset, size) pairs */
   VQ_LAUNCH,     /* payload = vq_launch, name, parameter bytes */
   VQ_SYNC,       /* -> err: the sticky error of a faulted kernel, or 0 */
+  VQ_SGEMM,      /* payload = vq_gemm: cuBLAS's sgemm (column-major), done by the device */
   VQ_BYE
 };
+
+typedef struct { /* C_i = alpha op(A_i) op(B_i) + beta C_i, i < batch, column-major as cuBLAS */
+  int32_t transa, transb, m, n, k, batch;
+  int32_t lda, ldb, ldc, pad;
+  float alpha, beta;
+  uint64_t A, B, C;
+  int64_t sa, sb, sc; /* strides between batch entries, in elements */
+} vq_gemm;
 
 typedef struct {
   uint32_t op, len; /* len: payload bytes that follow */
