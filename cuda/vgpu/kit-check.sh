@@ -11,10 +11,10 @@ cd "$root"
 VARIANT=${VARIANT:-solutions}
 NVCC=${NVCC:-$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)}
 [ -x "$NVCC" ] || { echo "kit-check: no nvcc" >&2; exit 1; }
-make -s NVCC_LINEINFO=1 "build/$VARIANT/cuda_check"
+make -s "build/$VARIANT/cuda_check"
 make -s -C cuda/vgpu BUILD="$root/build/vgpu"
 # the nvcc build's link line, cudart swapped for libvgpu (vgpu_sgemm exported for the cuBLAS)
-link=$(make -n -B NVCC_LINEINFO=1 "build/$VARIANT/cuda_check" 2>/dev/null | grep -- "-o build/$VARIANT/cuda_check" | head -1)
+link=$(make -n -B "build/$VARIANT/cuda_check" 2>/dev/null | grep -- "-o build/$VARIANT/cuda_check" | head -1)
 link=$(echo "$link" | sed -e "s|-o build/$VARIANT/cuda_check|-o build/vgpu/cuda_check_vgpu|" \
   -e 's|-L[^ ]* -lcudart_static.*$|build/vgpu/libvgpu.a -ldl -lstdc++ -Wl,--export-dynamic-symbol=vgpu_sgemm|')
 eval "$link"
