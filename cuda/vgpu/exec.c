@@ -225,6 +225,10 @@ static int check_limits(launch *L, char *err, size_t errn) {
     snprintf(err, errn, "launch of %s refused: %u bytes of static + %u of dynamic shared memory = %llu > 49152 (48 KB without the opt-in)", L->k->name, L->k->shared_static, L->dyn_shared, (unsigned long long)shared);
     return 1; /* cudaErrorInvalidValue */
   }
+  if (L->k->local_bytes > 512 * 1024) {
+    snprintf(err, errn, "launch of %s refused: %u bytes of local memory a thread (at most 512 KB)", L->k->name, L->k->local_bytes);
+    return 1;
+  }
   if (L->k->unsupported >= 0) {
     const instr *ins = &L->k->code[L->k->unsupported];
     snprintf(err, errn, "unsupported PTX instruction %s at %s:%d (kernel %s)", ins->text, ptx_file(L->m, ins->file), ins->line, L->k->name);
@@ -238,17 +242,22 @@ static uint64_t xorshift(uint64_t *s) {
   return *s;
 }
 
+/* Block i of the order; random orders are a shuffled table (at most 2^24 blocks). */
 static uint32_t *block_order(const vgpu_opts *o, uint64_t n) {
+  if (o->order != ORDER_RANDOM || n > (1u << 24)) return NULL;
   uint32_t *ord = malloc(n * sizeof *ord);
-  for (uint64_t i = 0; i < n; i++) ord[i] = (uint32_t)(o->order == ORDER_REVERSED ? n - 1 - i : i);
-  if (o->order == ORDER_RANDOM) {
-    uint64_t s = o->seed ? o->seed : 0x9e3779b97f4a7c15ull;
-    for (uint64_t i = n; i > 1; i--) {
-      uint64_t j = xorshift(&s) % i;
-      uint32_t t = ord[i - 1]; ord[i - 1] = ord[j]; ord[j] = t;
-    }
+  for (uint64_t i = 0; i < n; i++) ord[i] = (uint32_t)i;
+  uint64_t s = o->seed ? o->seed : 0x9e3779b97f4a7c15ull;
+  for (uint64_t i = n; i > 1; i--) {
+    uint64_t j = xorshift(&s) % i;
+    uint32_t t = ord[i - 1]; ord[i - 1] = ord[j]; ord[j] = t;
   }
   return ord;
+}
+
+static uint64_t nth_block(const vgpu_opts *o, const uint32_t *ord, uint64_t n, uint64_t i) {
+  if (ord) return ord[i];
+  return o->order == ORDER_REVERSED ? n - 1 - i : i;
 }
 
 int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3 block,
@@ -279,8 +288,9 @@ int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3
   uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
   uint32_t *ord = block_order(o, nblocks);
   for (uint64_t i = 0; i < nblocks && !L.failed; i++) {
-    uint32_t b = ord[i];
-    L.ctaid = (vdim3){b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
+    uint64_t b = nth_block(o, ord, nblocks, i);
+    L.ctaid = (vdim3){(uint32_t)(b % grid.x), (uint32_t)(b / grid.x % grid.y),
+                      (uint32_t)(b / ((uint64_t)grid.x * grid.y))};
     run_block(&L);
   }
   free(ord);

@@ -6,6 +6,7 @@
  * sticky (as a card's context is lost) and returned by every later call. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +64,20 @@ static void connect_device(void) {
   atexit(bye);
 }
 
+static cudaError_t exchange(uint32_t op, uint64_t a, uint64_t b, uint64_t c, const void *out,
+                            uint32_t out_len, void *in, uint32_t in_cap, uint64_t *val);
 /* One request and its reply; payload in and out. Returns the device's error. */
 static cudaError_t call(uint32_t op, uint64_t a, uint64_t b, uint64_t c, const void *out,
                         uint32_t out_len, void *in, uint32_t in_cap, uint64_t *val) {
+  static pthread_mutex_t bus = PTHREAD_MUTEX_INITIALIZER; /* one request at a time */
+  pthread_mutex_lock(&bus);
+  cudaError_t e = exchange(op, a, b, c, out, out_len, in, in_cap, val);
+  pthread_mutex_unlock(&bus);
+  return e;
+}
+
+static cudaError_t exchange(uint32_t op, uint64_t a, uint64_t b, uint64_t c, const void *out,
+                            uint32_t out_len, void *in, uint32_t in_cap, uint64_t *val) {
   if (dev_fd < 0) connect_device();
   vq_req q = {op, out_len, a, b, c};
   vq_rep r;
