@@ -5,12 +5,14 @@
  *
  * Environment (the device's own): VGPU_PTX=a.ptx[:b.ptx...]  VGPU_ORDER=in|reversed|random[:SEED]
  * VGPU_INITCHECK=0|1 (1)  VGPU_RACECHECK=0|1 (1)  VGPU_STATS=file (a line per launch + totals)
- * VGPU_LOG=file (sanitizer reports; stderr by default). */
+ * VGPU_LOG=file (sanitizer reports; stderr by default)  VGPU_PTXAS=path of ptxas (registers a
+ * thread, for the launch limit)  VGPU_MAX_WARP_INSTS=n (watchdog)  VGPU_MEM_LIMIT=bytes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -71,6 +73,34 @@ static const kernel *find_kernel(device *d, const char *name, const module **mod
   return NULL;
 }
 
+/* ptxas -v's register count of each kernel (VGPU_PTXAS=path of ptxas; unset: not checked).
+ * Run without a shell: the PTX path is an argument, never command text. */
+static void read_registers(module *m, const char *ptxas) {
+  int fds[2];
+  if (pipe(fds)) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    dup2(fds[1], 1);
+    close(fds[0]);
+    execl(ptxas, "ptxas", "-v", "--gpu-name", "sm_80", "-o", "/dev/null", m->path, (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE *f = fdopen(fds[0], "r");
+  char line[1024], fn[512] = "";
+  while (f && fgets(line, sizeof line, f)) {
+    char *q = strstr(line, "Compiling entry function '");
+    int regs;
+    if (q && sscanf(q + 26, "%511[^']", fn) == 1) continue;
+    if ((q = strstr(line, "Used ")) && sscanf(q + 5, "%d registers", &regs) == 1)
+      for (int i = 0; i < m->nkernels; i++)
+        if (!strcmp(m->kernels[i].name, fn)) m->kernels[i].regs = regs;
+  }
+  if (f) fclose(f);
+  waitpid(pid, NULL, 0);
+}
+
 static void load_ptx(device *d) {
   const char *list = getenv("VGPU_PTX");
   if (!list) return;
@@ -83,6 +113,7 @@ static void load_ptx(device *d) {
       ptx_free(&d->mods[d->nmods]);
       continue;
     }
+    if (getenv("VGPU_PTXAS") && *getenv("VGPU_PTXAS")) read_registers(&d->mods[d->nmods], getenv("VGPU_PTXAS"));
     d->nmods++;
   }
   free(copy);

@@ -225,6 +225,11 @@ static int check_limits(launch *L, char *err, size_t errn) {
     snprintf(err, errn, "launch of %s refused: %u bytes of static + %u of dynamic shared memory = %llu > 49152 (48 KB without the opt-in)", L->k->name, L->k->shared_static, L->dyn_shared, (unsigned long long)shared);
     return 1; /* cudaErrorInvalidValue */
   }
+  uint64_t regs = (uint64_t)(L->k->regs * 32 + 255) / 256 * 256 * (uint64_t)((threads + 31) / 32);
+  if (regs > 65536) { /* registers go to warps in units of 256 */
+    snprintf(err, errn, "launch of %s refused (too many resources requested): %d registers a thread (ptxas) x %llu threads needs %llu of the 65536 registers a block may have", L->k->name, L->k->regs, (unsigned long long)threads, (unsigned long long)regs);
+    return 701; /* cudaErrorLaunchOutOfResources */
+  }
   if (L->k->local_bytes > 512 * 1024) {
     snprintf(err, errn, "launch of %s refused: %u bytes of local memory a thread (at most 512 KB)", L->k->name, L->k->local_bytes);
     return 1;

@@ -111,6 +111,7 @@ typedef struct {
   uint32_t local_bytes;
   uint32_t dyn_align;     /* alignment of the extern shared array */
   int unsupported;        /* index of the first OP_UNSUPPORTED instruction, or -1 */
+  int regs;               /* registers a thread, from ptxas -v (0: not known) */
   int line;               /* .loc of the entry */
   int file;
 } kernel;

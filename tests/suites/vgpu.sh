@@ -138,11 +138,20 @@ if grep -q 'sums right' "$tmp/faults.out" && [ "${n1:-x}" = 0 ] && [ "${n0:-0}" 
   grep -q "racecheck: read .* by another lane of the same warp .* no __syncwarp() or barrier between.*faults.cu:$l" "$tmp/faults.log"; then
   ok "a warp's exchange through shared memory: clean with __syncwarp, $n0 intra-warp hazards without (faults.cu:$l)"
 else bad "__syncwarp racecheck: with ${n1:-none}, without ${n0:-none}, $(head -2 "$tmp/faults.out" "$tmp/faults.log" | tr '\n' ' ')"; fi
+ptxas=$(dirname "$NVCC")/ptxas
+if [ -x "$ptxas" ]; then
+  VGPU_PTXAS=$ptxas run faults registers
+  if grep -q cudaErrorLaunchOutOfResources "$tmp/faults.out" &&
+    grep -q 'registers a thread (ptxas) x 1024 threads needs' "$tmp/faults.log"; then
+    ok "1024 threads of a kernel needing $(grep -o '[0-9]* registers a thread' "$tmp/faults.log" | tail -1): refused (out of resources)"
+  else bad "register limit: $(cat "$tmp/faults.out"; tail -1 "$tmp/faults.log")"; fi
+else skip "no ptxas beside nvcc: the register limit is not checked"; fi
 
 # ---- the solutions' kernels against CPU references, in three block orders
 for order in in reversed random:7; do
   for p in sol_lab02 sol_lab04 sol_lab05 sol_lab06; do
-    if VGPU_ORDER=$order run "$p"; then
+    pt=""; [ "$order" = in ] && [ -x "$ptxas" ] && pt=$ptxas # register limits checked once
+    if VGPU_ORDER=$order VGPU_PTXAS=$pt run "$p"; then
       ok "$p, blocks $order: $(grep -c '^ok' "$tmp/$p.out") results match the CPU"
     else bad "$p, blocks $order: $(grep -v '^ok' "$tmp/$p.out" "$tmp/$p.log" | head -4 | tr '\n' ' ')"; fi
     for c in memcheck initcheck racecheck synccheck; do

@@ -3,7 +3,8 @@
  * race: a block reduction without its trailing barrier; limits: 49 KB of shared memory;
  * threads: 2048 a block; endless: a loop the watchdog ends; uninit: a read of memory never
  * written (initcheck), whose value is the poison; warpsync: a warp's exchange through shared
- * memory with __syncwarp (no report) and without (an intra-warp racecheck report). */
+ * memory with __syncwarp (no report) and without (an intra-warp racecheck report); registers:
+ * 1024 threads of a kernel that needs ~96 registers each (ptxas). */
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -57,6 +58,17 @@ template <bool sync> __global__ void warp_shared_kernel(const float *x, float *y
   if (l == 0) *y = s[0];
 }
 
+__global__ void heavy_kernel(const float *x, float *y) { /* ~96 registers a thread (ptxas) */
+  float a[80];
+#pragma unroll
+  for (int i = 0; i < 80; i++) a[i] = x[threadIdx.x + i * 1024];
+  float s = 0;
+#pragma unroll
+  for (int i = 0; i < 80; i++) s += a[i] * a[(i * 7) % 80];
+#pragma unroll
+  for (int i = 0; i < 80; i++) y[threadIdx.x + i * 1024] = a[i] * s;
+}
+
 int main(int argc, char **argv) {
   float *y;
   cudaMalloc(&y, 256 * sizeof(float));
@@ -89,6 +101,7 @@ int main(int argc, char **argv) {
     printf("%s\n", r[0] == want && r[1] == want ? "sums right" : "sums wrong");
     e = cudaDeviceSynchronize();
   }
+  if (!strcmp(what, "registers")) { heavy_kernel<<<1, 1024>>>(y, y); e = cudaGetLastError(); }
   printf("%s\n", cudaGetErrorName(e));
   return 0;
 }
