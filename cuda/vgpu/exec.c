@@ -20,7 +20,7 @@ int warp_exec(launch *L, warp *w, const instr *ins, uint32_t mask);  /* warp.c *
 static void where(launch *L, warp *w, int lane, const instr *ins, char *buf, size_t n) {
   uint32_t t = (uint32_t)(w->id * 32 + lane);
   uint32_t bx = L->block.x, by = L->block.y;
-  snprintf(buf, n, "kernel %s, block (%u,%u,%u), thread (%u,%u,%u), at %s:%d", L->k->name,
+  snprintf(buf, n, "kernel %s, block (%u,%u,%u), thread (%u,%u,%u), at %s:%d", L->k->pretty,
            L->ctaid.x, L->ctaid.y, L->ctaid.z, t % bx, t / bx % by, t / (bx * by),
            ptx_file(L->m, ins->file), ins->line);
 }
@@ -214,29 +214,29 @@ static int check_limits(launch *L, char *err, size_t errn) {
   uint64_t threads = (uint64_t)b.x * b.y * b.z;
   uint64_t shared = (uint64_t)L->k->shared_static + L->dyn_shared;
   if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z || g.x > 2147483647u || g.y > 65535 || g.z > 65535) {
-    snprintf(err, errn, "launch of %s refused: grid (%u,%u,%u) (each dimension >= 1; x < 2^31, y and z <= 65535)", L->k->name, g.x, g.y, g.z);
+    snprintf(err, errn, "launch of %s refused: grid (%u,%u,%u) (each dimension >= 1; x < 2^31, y and z <= 65535)", L->k->pretty, g.x, g.y, g.z);
     return 9; /* cudaErrorInvalidConfiguration */
   }
   if (threads > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64) {
-    snprintf(err, errn, "launch of %s refused: block (%u,%u,%u) is %llu threads (at most 1024; z <= 64)", L->k->name, b.x, b.y, b.z, (unsigned long long)threads);
+    snprintf(err, errn, "launch of %s refused: block (%u,%u,%u) is %llu threads (at most 1024; z <= 64)", L->k->pretty, b.x, b.y, b.z, (unsigned long long)threads);
     return 9;
   }
   if (shared > 48 * 1024) {
-    snprintf(err, errn, "launch of %s refused: %u bytes of static + %u of dynamic shared memory = %llu > 49152 (48 KB without the opt-in)", L->k->name, L->k->shared_static, L->dyn_shared, (unsigned long long)shared);
+    snprintf(err, errn, "launch of %s refused: %u bytes of static + %u of dynamic shared memory = %llu > 49152 (48 KB without the opt-in)", L->k->pretty, L->k->shared_static, L->dyn_shared, (unsigned long long)shared);
     return 1; /* cudaErrorInvalidValue */
   }
   uint64_t regs = (uint64_t)(L->k->regs * 32 + 255) / 256 * 256 * (uint64_t)((threads + 31) / 32);
   if (regs > 65536) { /* registers go to warps in units of 256 */
-    snprintf(err, errn, "launch of %s refused (too many resources requested): %d registers a thread (ptxas) x %llu threads needs %llu of the 65536 registers a block may have", L->k->name, L->k->regs, (unsigned long long)threads, (unsigned long long)regs);
+    snprintf(err, errn, "launch of %s refused (too many resources requested): %d registers a thread (ptxas) x %llu threads needs %llu of the 65536 registers a block may have", L->k->pretty, L->k->regs, (unsigned long long)threads, (unsigned long long)regs);
     return 701; /* cudaErrorLaunchOutOfResources */
   }
   if (L->k->local_bytes > 512 * 1024) {
-    snprintf(err, errn, "launch of %s refused: %u bytes of local memory a thread (at most 512 KB)", L->k->name, L->k->local_bytes);
+    snprintf(err, errn, "launch of %s refused: %u bytes of local memory a thread (at most 512 KB)", L->k->pretty, L->k->local_bytes);
     return 1;
   }
   if (L->k->unsupported >= 0) {
     const instr *ins = &L->k->code[L->k->unsupported];
-    snprintf(err, errn, "unsupported PTX instruction %s at %s:%d (kernel %s)", ins->text, ptx_file(L->m, ins->file), ins->line, L->k->name);
+    snprintf(err, errn, "unsupported PTX instruction %s at %s:%d (kernel %s)", ins->text, ptx_file(L->m, ins->file), ins->line, L->k->pretty);
     return 801; /* cudaErrorNotSupported */
   }
   return 0;

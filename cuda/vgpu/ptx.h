@@ -101,6 +101,7 @@ typedef struct {
 
 typedef struct {
   char *name;
+  char *pretty; /* demangled (as a student wrote it), for messages */
   instr *code;
   int ncode;
   int nregs;

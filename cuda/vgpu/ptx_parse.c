@@ -14,6 +14,8 @@
 
 #include "ptx.h"
 
+char *__cxa_demangle(const char *mangled, char *buf, size_t *n, int *status);
+
 typedef struct {
   char *name;
   int base, count; /* count 0: a single register */
@@ -240,6 +242,9 @@ static int entry(parser *p, char *t) {
   char *params = lp ? lp + 1 : NULL;
   if (lp) *lp = 0;
   k->name = strdup(trim(name));
+  int status = -1; /* libstdc++'s demangler (the device links it for this alone) */
+  k->pretty = __cxa_demangle(k->name, NULL, NULL, &status);
+  if (status != 0 || !k->pretty) { free(k->pretty); k->pretty = strdup(k->name); }
   if (!params) return 0;
   char *rp = strrchr(params, ')');
   if (rp) *rp = 0;
@@ -585,7 +590,7 @@ void ptx_free(module *m) {
   for (int i = 0; i < m->nkernels; i++) {
     kernel *k = &m->kernels[i];
     for (int j = 0; j < k->ncode; j++) free(k->code[j].text);
-    free(k->code); free(k->params); free(k->name);
+    free(k->code); free(k->params); free(k->name); free(k->pretty);
   }
   for (int i = 0; i < m->nsyms; i++) { free(m->syms[i].name); free(m->syms[i].init); }
   for (int i = 0; i < m->nfiles; i++) free(m->files[i]);
