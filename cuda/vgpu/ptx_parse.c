@@ -35,6 +35,8 @@ typedef struct { /* parser state */
   int *label_pc;
   int nlabels;
   int capcode;
+  int (*sites)[4]; /* inlining: file, line -> the file, line it was inlined at */
+  int nsites;
   sym_alloc_fn alloc;
   void *ctx;
   char *err;
@@ -482,12 +484,39 @@ static void skip_block(parser *p) { /* a .section { ... } */
   }
 }
 
+/* (file, line) inside an inlined function -> the site it was inlined at, as .loc said last */
+static void inline_site(parser *p, int f, int l, int of, int ol) {
+  for (int i = 0; i < p->nsites; i++)
+    if (p->sites[i][0] == f && p->sites[i][1] == l) { p->sites[i][2] = of; p->sites[i][3] = ol; return; }
+  p->sites = realloc(p->sites, (size_t)(p->nsites + 1) * sizeof *p->sites);
+  int *e = p->sites[p->nsites++];
+  e[0] = f; e[1] = l; e[2] = of; e[3] = ol;
+}
+
+static int outer_site(parser *p, int *f, int *l) {
+  for (int i = 0; i < p->nsites; i++)
+    if (p->sites[i][0] == *f && p->sites[i][1] == *l) {
+      if (p->sites[i][2] == *f && p->sites[i][3] == *l) return 0;
+      *f = p->sites[i][2]; *l = p->sites[i][3];
+      return 1;
+    }
+  return 0;
+}
+
 static int directive(parser *p, char *t) {
   if (!strncmp(t, ".loc", 4) && isspace((unsigned char)t[4])) {
     sscanf(t + 4, "%d %d", &p->loc_file, &p->loc_line);
-    /* code inlined from a header (an intrinsic, a kit helper) is reported at its call site */
+    /* code inlined from a header (an intrinsic, a kit helper) is reported at its outermost
+     * call site: the line of the kernel's own file, through nested inlining */
     const char *in = strstr(t, "inlined_at");
-    if (in) sscanf(in + 10, "%d %d", &p->loc_file, &p->loc_line);
+    int f, l;
+    if (in && sscanf(in + 10, "%d %d", &f, &l) == 2) {
+      inline_site(p, p->loc_file, p->loc_line, f, l);
+      for (int depth = 0; depth < 16 && outer_site(p, &f, &l); depth++) {
+      }
+      p->loc_file = f;
+      p->loc_line = l;
+    }
     return 0;
   }
   if (!strncmp(t, ".file", 5)) {
@@ -578,6 +607,7 @@ int ptx_load(module *m, const char *path, sym_alloc_fn alloc, void *ctx, char *e
   parser p = {.m = m, .s = text, .lineno = 1, .alloc = alloc, .ctx = ctx, .err = err, .errn = errn};
   int rc = parse_all(&p);
   free(p.regs);
+  free(p.sites);
   free(text);
   return rc;
 }

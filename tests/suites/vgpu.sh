@@ -138,6 +138,13 @@ if grep -q 'sums right' "$tmp/faults.out" && [ "${n1:-x}" = 0 ] && [ "${n0:-0}" 
   grep -q "racecheck: read .* by another lane of the same warp .* no __syncwarp() or barrier between.*faults.cu:$l" "$tmp/faults.log"; then
   ok "a warp's exchange through shared memory: clean with __syncwarp, $n0 intra-warp hazards without (faults.cu:$l)"
 else bad "__syncwarp racecheck: with ${n1:-none}, without ${n0:-none}, $(head -2 "$tmp/faults.out" "$tmp/faults.log" | tr '\n' ' ')"; fi
+run faults shfl
+l=$(line_of 'half the warp: lanes')
+if grep -q cudaErrorLaunchFailure "$tmp/faults.out" &&
+  grep -q "synccheck: shfl.sync.bfly.b32 with member mask 0xffffffff, but lane 16 is not executing it.*faults.cu:$l\$" "$tmp/faults.log"; then
+  ok "a shuffle half a warp reaches: synccheck fault at the kernel's line faults.cu:$l (through two inlined calls)"
+else bad "diverged shuffle: $(cat "$tmp/faults.out"; grep synccheck "$tmp/faults.log" | tail -1)"; fi
+
 ptxas=$(dirname "$NVCC")/ptxas
 if [ -x "$ptxas" ]; then
   VGPU_PTXAS=$ptxas run faults registers

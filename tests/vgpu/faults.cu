@@ -4,7 +4,8 @@
  * threads: 2048 a block; endless: a loop the watchdog ends; uninit: a read of memory never
  * written (initcheck), whose value is the poison; warpsync: a warp's exchange through shared
  * memory with __syncwarp (no report) and without (an intra-warp racecheck report); registers:
- * 1024 threads of a kernel that needs ~96 registers each (ptxas). */
+ * 1024 threads of a kernel that needs ~96 registers each (ptxas); shfl: a shuffle that half a
+ * warp reaches (synccheck, at the kernel's line through two levels of inlining). */
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -69,6 +70,16 @@ __global__ void heavy_kernel(const float *x, float *y) { /* ~96 registers a thre
   for (int i = 0; i < 80; i++) y[threadIdx.x + i * 1024] = a[i] * s;
 }
 
+static __device__ float lane_sum(float v) { /* inlined: its shuffle reports the caller's line */
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__global__ void diverged_shfl_kernel(float *y) {
+  float v = (float)threadIdx.x;
+  if (threadIdx.x < 16) v = lane_sum(v); /* half the warp: lanes 16-31 never arrive */
+  y[threadIdx.x] = v;
+}
+
 int main(int argc, char **argv) {
   float *y;
   cudaMalloc(&y, 256 * sizeof(float));
@@ -102,6 +113,7 @@ int main(int argc, char **argv) {
     e = cudaDeviceSynchronize();
   }
   if (!strcmp(what, "registers")) { heavy_kernel<<<1, 1024>>>(y, y); e = cudaGetLastError(); }
+  if (!strcmp(what, "shfl")) { diverged_shfl_kernel<<<1, 32>>>(y); e = cudaDeviceSynchronize(); }
   printf("%s\n", cudaGetErrorName(e));
   return 0;
 }
