@@ -89,16 +89,22 @@ uint64_t operand_slow(launch *L, warp *w, const operand *o, int lane) {
 }
 
 /* The warp's next issue: the lowest pc among running lanes, and the lanes at it. */
-static int next_pc(const warp *w, uint32_t *mask) {
-  int pc = -1;
-  uint32_t m = 0;
-  for (int l = 0; l < 32; l++) {
-    if (w->st[l] != L_RUN) continue;
-    if (pc < 0 || w->pc[l] < pc) { pc = w->pc[l]; m = 1u << l; }
-    else if (w->pc[l] == pc) m |= 1u << l;
+static int next_pc(warp *w, uint32_t *mask) {
+  for (int round = 0; round < 2; round++) {
+    int pc = -1;
+    uint32_t m = 0;
+    for (int l = 0; l < 32; l++) {
+      if (w->st[l] != L_RUN) continue;
+      if (pc < 0 || w->pc[l] < pc) { pc = w->pc[l]; m = 1u << l; }
+      else if (w->pc[l] == pc) m |= 1u << l;
+    }
+    *mask = m;
+    if (pc >= 0) return pc;
+    int parked = 0; /* nothing else can run: lanes waiting at a shfl/vote/__syncwarp retry it */
+    for (int l = 0; l < 32; l++) if (w->st[l] == L_WAIT) { w->st[l] = L_RUN; parked = 1; }
+    if (!parked) return -1;
   }
-  *mask = m;
-  return pc;
+  return -1;
 }
 
 static uint32_t guard_mask(const warp *w, const instr *ins, uint32_t mask) {
@@ -109,20 +115,22 @@ static uint32_t guard_mask(const warp *w, const instr *ins, uint32_t mask) {
   return m;
 }
 
-/* bar.warp.sync (__syncwarp): the lanes of its mask must arrive together (lockstep here);
- * a lane of the mask that diverged elsewhere is a synccheck fault. Starts a racecheck
- * interval for the warp. */
+/* bar.warp.sync (__syncwarp): the lanes of its mask (those not exited) meet here; lanes that
+ * arrive first wait for the others (converged(), warp.c). Starts a racecheck interval. */
 static int warp_sync(launch *L, warp *w, const instr *ins, uint32_t act) {
   if (!act) return 0;
   uint32_t member = (uint32_t)operand_value(L, w, &ins->o[0], __builtin_ctz(act)), gone = 0;
   for (int l = 0; l < 32; l++) if (w->st[l] == L_EXIT || w->st[l] == L_NONE) gone |= 1u << l;
-  if (member & ~act & ~gone) {
-    L->c->synccheck++;
-    fault(L, w, __builtin_ctz(act), ins, 719, "synccheck: __syncwarp(0x%08x) reached by lanes "
-          "0x%08x only: lane %d of the mask is elsewhere (diverged)", member, act,
-          __builtin_ctz(member & ~act & ~gone));
+  uint32_t need = member & ~gone, waiting = 0;
+  for (int l = 0; l < 32; l++) /* lanes waiting at another __syncwarp have arrived (sm_70+) */
+    if (w->st[l] == L_WAIT && L->k->code[w->pc[l]].op == OP_BAR) waiting |= 1u << l;
+  if (!(need & ~(act | waiting))) {
+    for (int l = 0; l < 32; l++)
+      if (waiting & need & (1u << l)) { w->st[l] = L_RUN; w->pc[l]++; }
+    w->epoch++;
+    return 0;
   }
-  w->epoch++;
+  converged(L, w, ins, act, need); /* parks these lanes while the others run, or faults */
   return 0;
 }
 

@@ -6,7 +6,9 @@
 
 #include "vgpu.h"
 
-enum lane_state { L_RUN, L_BAR, L_EXIT, L_NONE }; /* L_NONE: past the block's last thread */
+/* L_NONE: past the block's last thread; L_WAIT: at a warp-synchronous instruction, waiting for
+ * lanes of its mask that still run elsewhere (they converge there, as on Volta and later) */
+enum lane_state { L_RUN, L_BAR, L_EXIT, L_NONE, L_WAIT };
 
 typedef struct {
   uint64_t *r;     /* registers: r[reg * 32 + lane] */
@@ -41,6 +43,7 @@ typedef struct {
 
 /* alu.c: runs one non-memory, non-control instruction for the lanes in mask; 0 or -1 */
 int alu_exec(launch *L, warp *w, const instr *ins, uint32_t mask);
+int converged(launch *L, warp *w, const instr *ins, uint32_t act, uint32_t member);
 uint64_t operand_slow(launch *L, warp *w, const operand *o, int lane);
 static inline uint64_t operand_value(launch *L, warp *w, const operand *o, int lane) {
   if (o->kind == OK_REG) return w->r[(size_t)o->reg * 32 + (size_t)lane] ^ o->neg;

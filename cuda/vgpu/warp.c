@@ -5,8 +5,18 @@
 
 #include "exec.h"
 
-static int converged(launch *L, warp *w, const instr *ins, uint32_t act, uint32_t member) {
+/* 1 if every lane of member is executing ins. Otherwise, while a lane of member still runs
+ * elsewhere in the warp, the lanes here wait for it (parked at this pc: 0, no fault); when none
+ * can arrive any more (exited, at a barrier, waiting elsewhere), a synccheck fault. */
+int converged(launch *L, warp *w, const instr *ins, uint32_t act, uint32_t member) {
   if ((member & act) == member) return 1;
+  uint32_t running = 0;
+  for (int l = 0; l < 32; l++) if (w->st[l] == L_RUN && !(act >> l & 1)) running |= 1u << l;
+  if (member & running) {
+    int pc = (int)(ins - L->k->code);
+    for (int l = 0; l < 32; l++) if (act >> l & 1) { w->st[l] = L_WAIT; w->pc[l] = pc; }
+    return 0;
+  }
   int lane = __builtin_ctz(member & ~act);
   L->c->synccheck++;
   fault(L, w, __builtin_ctz(act ? act : 1), ins, 719,

@@ -144,6 +144,11 @@ if grep -q cudaErrorLaunchFailure "$tmp/faults.out" &&
   grep -q "synccheck: shfl.sync.bfly.b32 with member mask 0xffffffff, but lane 16 is not executing it.*faults.cu:$l\$" "$tmp/faults.log"; then
   ok "a shuffle half a warp reaches: synccheck fault at the kernel's line faults.cu:$l (through two inlined calls)"
 else bad "diverged shuffle: $(cat "$tmp/faults.out"; grep synccheck "$tmp/faults.log" | tail -1)"; fi
+run faults split
+n=$(stat "$tmp/faults.stats" split_syncwarp racecheck)
+if grep -q '^exchanged$' "$tmp/faults.out" && grep -q '^cudaSuccess$' "$tmp/faults.out" && [ "${n:-x}" = 0 ]; then
+  ok "__syncwarp() in both branches of an if: the halves meet, values exchanged, no report"
+else bad "split __syncwarp: $(cat "$tmp/faults.out" | tr '\n' ' ') racecheck=${n:-none}"; fi
 
 ptxas=$(dirname "$NVCC")/ptxas
 if [ -x "$ptxas" ]; then

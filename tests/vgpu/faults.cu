@@ -5,7 +5,8 @@
  * written (initcheck), whose value is the poison; warpsync: a warp's exchange through shared
  * memory with __syncwarp (no report) and without (an intra-warp racecheck report); registers:
  * 1024 threads of a kernel that needs ~96 registers each (ptxas); shfl: a shuffle that half a
- * warp reaches (synccheck, at the kernel's line through two levels of inlining). */
+ * warp reaches (synccheck, at the kernel's line through two levels of inlining); split:
+ * __syncwarp() in both branches of an if, which sm_70+ allows. */
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -80,6 +81,13 @@ __global__ void diverged_shfl_kernel(float *y) {
   y[threadIdx.x] = v;
 }
 
+__global__ void split_syncwarp_kernel(float *y) { /* __syncwarp in both branches (sm_70+) */
+  __shared__ float s[32];
+  const int l = threadIdx.x;
+  if (l < 16) { s[l] = 1.0f; __syncwarp(); y[l] = s[l + 16]; }
+  else { s[l] = 2.0f; __syncwarp(); y[l] = s[l - 16]; }
+}
+
 int main(int argc, char **argv) {
   float *y;
   cudaMalloc(&y, 256 * sizeof(float));
@@ -113,6 +121,15 @@ int main(int argc, char **argv) {
     e = cudaDeviceSynchronize();
   }
   if (!strcmp(what, "registers")) { heavy_kernel<<<1, 1024>>>(y, y); e = cudaGetLastError(); }
+  if (!strcmp(what, "split")) {
+    float h[32];
+    split_syncwarp_kernel<<<1, 32>>>(y);
+    cudaMemcpy(h, y, sizeof h, cudaMemcpyDeviceToHost);
+    bool ok = true;
+    for (int i = 0; i < 32; i++) ok = ok && h[i] == (i < 16 ? 2.0f : 1.0f);
+    printf("%s\n", ok ? "exchanged" : "wrong values");
+    e = cudaDeviceSynchronize();
+  }
   if (!strcmp(what, "shfl")) { diverged_shfl_kernel<<<1, 32>>>(y); e = cudaDeviceSynchronize(); }
   printf("%s\n", cudaGetErrorName(e));
   return 0;
