@@ -136,6 +136,7 @@ static void options(device *d) {
   if ((s = getenv("VGPU_LOG")) && *s) d->o.log = fopen(s, "a");
   if (!d->o.log) d->o.log = stderr;
   if ((s = getenv("VGPU_STATS")) && *s) d->stats = fopen(s, "w");
+  d->o.sites = d->stats;
 }
 
 static int do_params(device *d, int fd, const char *name) {

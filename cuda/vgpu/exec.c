@@ -273,6 +273,41 @@ static uint64_t nth_block(const vgpu_opts *o, const uint32_t *ord, uint64_t n, u
   return o->order == ORDER_REVERSED ? n - 1 - i : i;
 }
 
+static const launch *sort_ctx;
+static int by_line(const void *a, const void *b) {
+  const instr *x = &sort_ctx->k->code[*(const int *)a], *y = &sort_ctx->k->code[*(const int *)b];
+  if (x->file != y->file) return x->file - y->file;
+  if (x->line != y->line) return x->line - y->line;
+  int sx = sort_ctx->sites[*(const int *)a].shared, sy = sort_ctx->sites[*(const int *)b].shared;
+  if (sx != sy) return sx - sy;
+  return (x->op == OP_ST) - (y->op == OP_ST);
+}
+
+/* The launch's memory traffic by source line and kind (global/shared load/store), as
+ * Nsight Compute's source view attributes it: where the sectors and conflicts come from. */
+static void print_sites(const launch *L) {
+  int n = 0, *idx = malloc((size_t)L->k->ncode * sizeof *idx);
+  for (int i = 0; i < L->k->ncode; i++) if (L->sites[i].req) idx[n++] = i;
+  sort_ctx = L;
+  qsort(idx, (size_t)n, sizeof *idx, by_line);
+  for (int a = 0, b; a < n; a = b) {
+    const instr *x = &L->k->code[idx[a]];
+    site s = {0};
+    for (b = a; b < n && by_line(&idx[a], &idx[b]) == 0; b++) {
+      const site *t = &L->sites[idx[b]];
+      s.req += t->req; s.sectors += t->sectors; s.wavefronts += t->wavefronts; s.conflicts += t->conflicts;
+    }
+    int sh = L->sites[idx[a]].shared;
+    fprintf(L->o->sites, "site kernel=%s at=%s:%d kind=%s_%s requests=%llu %s=%llu", L->k->name,
+            ptx_file(L->m, x->file), x->line, sh ? "shared" : "global", x->op == OP_ST ? "store" : "load",
+            (unsigned long long)s.req, sh ? "wavefronts" : "sectors",
+            (unsigned long long)(sh ? s.wavefronts : s.sectors));
+    if (sh) fprintf(L->o->sites, " conflicts=%llu", (unsigned long long)s.conflicts);
+    fputc('\n', L->o->sites);
+  }
+  free(idx);
+}
+
 int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3 block,
                 uint32_t dyn_shared, const uint8_t *params, const vgpu_opts *o, counters *c,
                 char *err, size_t errn) {
@@ -294,6 +329,7 @@ int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3
   }
   if (k->local_bytes) L.local = malloc((size_t)k->local_bytes * L.nthreads);
   L.warps = calloc((size_t)L.nwarps, sizeof *L.warps);
+  L.sites = calloc((size_t)k->ncode + 1, sizeof *L.sites);
   for (int i = 0; i < L.nwarps; i++) {
     L.warps[i].id = i;
     L.warps[i].r = calloc((size_t)(k->nregs + 1) * 32, 8);
@@ -307,6 +343,8 @@ int vgpu_launch(devmem *mem, const module *m, const kernel *k, vdim3 grid, vdim3
     run_block(&L);
   }
   free(ord);
+  if (o->sites) print_sites(&L);
+  free(L.sites);
   for (int i = 0; i < L.nwarps; i++) free(L.warps[i].r);
   free(L.warps); free(L.local); free(L.shared); free(L.shared_init);
   free(L.race_w); free(L.race_r); free(L.race_wpc); free(L.race_rpc);

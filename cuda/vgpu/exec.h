@@ -18,6 +18,11 @@ typedef struct {
   uint32_t epoch;  /* __syncwarp count: racecheck's intra-warp interval */
 } warp;
 
+typedef struct { /* one memory instruction's counts (source-line attribution) */
+  uint64_t req, sectors, wavefronts, conflicts;
+  int shared; /* the space its addresses fell in */
+} site;
+
 typedef struct {
   devmem *mem;
   const module *m;
@@ -27,6 +32,7 @@ typedef struct {
   const uint8_t *params;
   const vgpu_opts *o;
   counters *c;
+  site *sites; /* per pc */
   uint8_t *shared, *shared_init;
   int32_t *race_w, *race_r; /* per shared word: writer / reader warp (-1 none, -2 several) */
   int32_t *race_wpc, *race_rpc;

@@ -100,7 +100,7 @@ static int distinct_sorted(uint64_t *v, int n) { /* insertion sort, then count d
 }
 
 /* Global: one request, and the distinct 32-byte sectors its lanes touch. */
-static void count_global(launch *L, const uint64_t *addr, uint32_t mask, unsigned size, int st) {
+static void count_global(launch *L, const instr *ins, const uint64_t *addr, uint32_t mask, unsigned size, int st) {
   uint64_t s[64];
   int n = 0;
   for (int l = 0; l < 32; l++)
@@ -108,12 +108,15 @@ static void count_global(launch *L, const uint64_t *addr, uint32_t mask, unsigne
   int d = distinct_sorted(s, n);
   if (st) { L->c->gst_req++; L->c->gst_sectors += (uint64_t)d; }
   else { L->c->gld_req++; L->c->gld_sectors += (uint64_t)d; }
+  site *t = &L->sites[ins - L->k->code];
+  t->req++;
+  t->sectors += (uint64_t)d;
 }
 
 /* Shared: 32 banks of 4-byte words. An access of 8 (16) bytes a lane is served in 2 (4) phases
  * of 16 (8) lanes; in each phase a bank serves one distinct word per wavefront (lanes reading
  * the same word share it). Conflicts = wavefronts beyond one a phase. */
-static void count_shared(launch *L, const uint64_t *addr, uint32_t mask, unsigned size, int st) {
+static void count_shared(launch *L, const instr *ins, const uint64_t *addr, uint32_t mask, unsigned size, int st) {
   unsigned words = size < 4 ? 1 : size / 4, per = 32 / words;
   uint64_t wave = 0, ideal = 0;
   for (unsigned ph = 0; ph < words; ph++) {
@@ -130,6 +133,11 @@ static void count_shared(launch *L, const uint64_t *addr, uint32_t mask, unsigne
   }
   if (st) { L->c->shst_req++; L->c->shst_wavefronts += wave; L->c->shst_conflicts += wave - ideal; }
   else { L->c->shld_req++; L->c->shld_wavefronts += wave; L->c->shld_conflicts += wave - ideal; }
+  site *t = &L->sites[ins - L->k->code];
+  t->req++;
+  t->shared = 1;
+  t->wavefronts += wave;
+  t->conflicts += wave - ideal;
 }
 
 /* racecheck: 0, or 1 once a hazard is reported for this warp-instruction */
@@ -192,8 +200,8 @@ static void load_store(launch *L, warp *w, const instr *ins, uint32_t mask) {
     }
     if (sp == SP_SHARED && !raced) raced = race(L, w, l, ins, addr[l], size, st);
   }
-  if (space == SP_GLOBAL || space == SP_CONST) count_global(L, addr, mask, size, st);
-  else if (space == SP_SHARED) count_shared(L, addr, mask, size, st);
+  if (space == SP_GLOBAL || space == SP_CONST) count_global(L, ins, addr, mask, size, st);
+  else if (space == SP_SHARED) count_shared(L, ins, addr, mask, size, st);
   else if (space == SP_LOCAL) L->c->local_req++;
 }
 

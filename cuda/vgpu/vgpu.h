@@ -48,6 +48,7 @@ typedef struct {
   int max_reports; /* per launch */
   uint64_t max_warp_insts; /* per launch: the watchdog */
   FILE *log;       /* sanitizer reports */
+  FILE *sites;     /* VGPU_STATS: a site line per source line with memory traffic, or NULL */
 } vgpu_opts;
 
 typedef struct {
