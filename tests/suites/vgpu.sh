@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The virtual GPU (cuda/vgpu, issue 33): nvcc-compiled CUDA programs run against libvgpu, their
 # kernels interpreted from nvcc's PTX by a vgpu-device process (built here under ASan+UBSan).
-# Checks: ~6100 integer, float and double results bit-equal to the host's; the hand-known counters (coalesced copy 4 sectors/request, stride-32 read 32, an
-# unpadded 32x32 transpose's column read 31 extra wavefronts a warp, padded 0), divergence, a
-# shuffle and a block reduction, counted atomics, ballot; an out-of-bounds write reported with
-# its .cu line; an unsupported instruction, a racy reduction, 49 KB of shared memory and 2048
-# threads refused or reported; the five solutions' kernels against CPU references in three
-# block orders. Skips (saying so) without nvcc. About 25 s on 2 cores with a cold nvcc (six
-# nvcc compiles, two at a time), 6 s warm (objects kept in build/vgpu/tests).
+# Checks: the hand-known counters (coalesced copy 4 sectors/request, stride-32 read 32, an
+# unpadded 32x32 transpose's column read 31 extra wavefronts a warp, padded 0) and their source
+# line; divergence and reconvergence, shuffle, block reduction, counted atomics, ballot, copy
+# log; ~6100 integer/float/double results bit-equal to the host's (ops.cu); faults with their
+# .cu line: out-of-bounds write, unsupported instruction, races between warps and within a warp
+# (__syncwarp), a shuffle half a warp reaches, never-written reads; launches refused as a card
+# refuses them (49 KB shared, 2048 threads, registers x threads via ptxas), a watchdog; the five
+# solutions' kernels against CPU references in three block orders (skipped in a handout).
+# Skips (saying so) without nvcc. Cost: 7 nvcc compiles, two at a time (~16-19 s of CPU cold:
+# 57-66 s wall on the loaded shared 2-core machine, ~10-15 s idle), 7 s warm (objects kept in
+# build/vgpu/tests).
 set -u
 . "$(dirname "$0")/../suite_lib.sh" && suite_begin vgpu
 NVCC=${NVCC:-$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)}
