@@ -97,6 +97,13 @@ else bad "site lines: $(grep '^site kernel=_Z16transpose' "$s" | head -3 | tr '\
 if [ "$(grep -c '^copy dir=d2h ' "$s")" = 9 ] && grep -q '^copy dir=h2d dst=0x[0-9a-f]* src=0x0 bytes=131072 after_launches=0$' "$s"; then
   ok "every copy logged with its direction, bytes and the launches before it"
 else bad "copy log: $(grep '^copy' "$s" | head -2 | tr '\n' ' ')"; fi
+if command -v python3 >/dev/null 2>&1; then
+  if python3 tests/vgpu/grader_mode.py "$VGPU_DEVICE" "$out/counters" "$out/counters.ptx" "$tmp/graded.stats" \
+    >"$tmp/graded.out" 2>&1 && [ "$(grep -c '^ok' "$tmp/graded.out")" = 10 ] &&
+    [ "$(stat "$tmp/graded.stats" 16transpose_kernel shld_conflicts)" = 992 ]; then
+    ok "grader mode: a device the grader started, the program given only its socket (VGPU_FD): same results and counts"
+  else bad "grader mode: $(tail -3 "$tmp/graded.out" | tr '\n' ' ')"; fi
+else skip "no python3: the grader mode (VGPU_FD) is not checked"; fi
 
 # ---- arithmetic: the device's bits against the host's
 if run ops; then ok "ops.cu: $(grep '^ok exact' "$tmp/ops.out" | cut -d: -f2), $(grep '^ok approx' "$tmp/ops.out" | cut -d: -f2)"
