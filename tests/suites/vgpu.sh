@@ -64,12 +64,12 @@ run() { # name, args...: runs build/vgpu/tests/NAME on the device; its stats in 
   shift
   VGPU_PTX=$out/$n.ptx VGPU_STATS=$tmp/$n.stats VGPU_LOG=$tmp/$n.log "$out/$n" "$@" >"$tmp/$n.out" 2>&1
 }
-stat() { # stats file, kernel substring, counter: the counter of that kernel's first launch
+counter() { # stats file, kernel substring, counter: the counter of that kernel's first launch
   awk -v k="$2" -v c="$3" '$1 == "launch" && index($2, k) {
     for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == c) { print kv[2]; exit } } }' "$1"
 }
 expect() { # what, stats, kernel, counter, value
-  local got; got=$(stat "$2" "$3" "$4")
+  local got; got=$(counter "$2" "$3" "$4")
   if [ "$got" = "$5" ]; then ok "$1: $4 = $5"; else bad "$1: $4 = ${got:-none}, expected $5"; fi
 }
 
@@ -100,7 +100,7 @@ else bad "copy log: $(grep '^copy' "$s" | head -2 | tr '\n' ' ')"; fi
 if command -v python3 >/dev/null 2>&1; then
   if python3 tests/vgpu/grader_mode.py "$VGPU_DEVICE" "$out/counters" "$out/counters.ptx" "$tmp/graded.stats" \
     >"$tmp/graded.out" 2>&1 && [ "$(grep -c '^ok' "$tmp/graded.out")" = 10 ] &&
-    [ "$(stat "$tmp/graded.stats" 16transpose_kernel shld_conflicts)" = 992 ]; then
+    [ "$(counter "$tmp/graded.stats" 16transpose_kernel shld_conflicts)" = 992 ]; then
     ok "grader mode: a device the grader started, the program given only its socket (VGPU_FD): same results and counts"
   else bad "grader mode: $(tail -3 "$tmp/graded.out" | tr '\n' ' ')"; fi
 else skip "no python3: the grader mode (VGPU_FD) is not checked"; fi
@@ -125,7 +125,7 @@ if grep -q cudaErrorNotSupported "$tmp/faults.out" &&
 else bad "unsupported instruction: $(cat "$tmp/faults.out" "$tmp/faults.log" | head -3)"; fi
 run faults race
 l=$(line_of 'no barrier after')
-n=$(stat "$tmp/faults.stats" race_kernel racecheck)
+n=$(counter "$tmp/faults.stats" race_kernel racecheck)
 if [ "${n:-0}" -gt 0 ] && grep -q "racecheck: .*faults.cu:$l" "$tmp/faults.log"; then
   ok "reduction without its trailing barrier: $n racecheck hazards at faults.cu:$l"
 else bad "racy reduction not reported (racecheck=${n:-none})"; fi
@@ -142,14 +142,14 @@ if grep -q cudaErrorLaunchTimeout "$tmp/faults.out" && grep -q 'watchdog: the la
 else bad "endless loop: $(cat "$tmp/faults.out" "$tmp/faults.log" | head -2)"; fi
 run faults uninit
 l=$(line_of 'never written \*/')
-n=$(stat "$tmp/faults.stats" uninit_kernel initcheck)
+n=$(counter "$tmp/faults.stats" uninit_kernel initcheck)
 if grep -q 'poisoned (NaN)' "$tmp/faults.out" && [ "${n:-0}" = 1 ] &&
   grep -q "initcheck: read of 4 bytes of __global__ memory never written .*faults.cu:$l" "$tmp/faults.log"; then
   ok "read of never-written memory: NaN poison, one initcheck report a warp-instruction at faults.cu:$l"
 else bad "uninitialized read: initcheck=${n:-none}, $(cat "$tmp/faults.out" "$tmp/faults.log" | head -2)"; fi
 run faults warpsync
 l=$(line_of 'without __syncwarp: reads')
-n1=$(stat "$tmp/faults.stats" ILb1E racecheck) n0=$(stat "$tmp/faults.stats" ILb0E racecheck)
+n1=$(counter "$tmp/faults.stats" ILb1E racecheck) n0=$(counter "$tmp/faults.stats" ILb0E racecheck)
 if grep -q 'sums right' "$tmp/faults.out" && [ "${n1:-x}" = 0 ] && [ "${n0:-0}" -gt 0 ] &&
   grep -q "racecheck: read .* by another lane of the same warp .* no __syncwarp() or barrier between.*faults.cu:$l" "$tmp/faults.log"; then
   ok "a warp's exchange through shared memory: clean with __syncwarp, $n0 intra-warp hazards without (faults.cu:$l)"
@@ -161,7 +161,7 @@ if grep -q cudaErrorLaunchFailure "$tmp/faults.out" &&
   ok "a shuffle half a warp reaches: synccheck fault at the kernel's line faults.cu:$l (through two inlined calls)"
 else bad "diverged shuffle: $(cat "$tmp/faults.out"; grep synccheck "$tmp/faults.log" | tail -1)"; fi
 run faults split
-n=$(stat "$tmp/faults.stats" split_syncwarp racecheck)
+n=$(counter "$tmp/faults.stats" split_syncwarp racecheck)
 if grep -q '^exchanged$' "$tmp/faults.out" && grep -q '^cudaSuccess$' "$tmp/faults.out" && [ "${n:-x}" = 0 ]; then
   ok "__syncwarp() in both branches of an if: the halves meet, values exchanged, no report"
 else bad "split __syncwarp: $(cat "$tmp/faults.out" | tr '\n' ' ') racecheck=${n:-none}"; fi
