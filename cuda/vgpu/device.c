@@ -62,7 +62,10 @@ static uint64_t alloc_sym(uint64_t size, const uint8_t *init, void *ctx) {
   dev->sym_bytes += size;
   uint64_t a = mem_alloc(m, size);
   dalloc *d = mem_find(m, a);
-  if (d && init) { memcpy(d->data, init, size); memset(d->init, 1, size); }
+  if (d) { /* PTX: a .global/.const variable without an initializer starts as zeros */
+    if (init) memcpy(d->data, init, size); else memset(d->data, 0, size);
+    memset(d->init, 1, size);
+  }
   return a;
 }
 

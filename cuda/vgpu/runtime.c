@@ -208,10 +208,12 @@ void __cudaRegisterFunction(void **h, const char *host, char *dev, const char *n
   funs = realloc(funs, (size_t)(nfuns + 1) * sizeof *funs);
   funs[nfuns++] = (kfun){.host = host, .name = strdup(name)};
 }
+/* __device__/__constant__ variables live in the device's module (their PTX initializers);
+ * kernels use them as they are. The host-side symbol calls (cudaMemcpyToSymbol, ...) are not
+ * provided: a program using them fails to link, naming the call. */
 void __cudaRegisterVar(void **h, char *host, char *dev, const char *name, int ext, size_t size,
                        int constant, int global) {
-  (void)h; (void)host; (void)dev; (void)ext; (void)size; (void)constant; (void)global;
-  fprintf(stderr, "vgpu: __device__/__constant__ variable %s: not supported by the virtual GPU\n", name);
+  (void)h; (void)host; (void)dev; (void)name; (void)ext; (void)size; (void)constant; (void)global;
 }
 
 static dim3 cfg_grid, cfg_block;

@@ -88,18 +88,18 @@ expect "atomics: 300 lanes counted by the device" "$s" atomic_kernel atom_ops 30
 expect "block reduction with its barriers: no race" "$s" block_sum racecheck 0
 expect "if/else by lane: the two halves reconverge before the store (1 request a warp)" "$s" diverge_kernel gst_requests 2
 expect "shuffle reduction: lanes converged" "$s" shuffle_kernel synccheck 0
-if grep -q '^total launches=9 h2d_copies=1 h2d_bytes=131072 ' "$s"; then
-  ok "the device counts 9 launches and 1 host-to-device copy of 131072 bytes"
+if grep -q '^total launches=11 h2d_copies=1 h2d_bytes=131072 ' "$s"; then
+  ok "the device counts 11 launches and 1 host-to-device copy of 131072 bytes"
 else bad "device totals: $(grep '^total' "$s" | cut -c1-120)"; fi
 if grep -q "^site kernel=_Z16transpose_kernelPKfPf at=.*tests/vgpu/counters.cu:$(grep -n 'a column: 32-way' tests/vgpu/counters.cu | cut -d: -f1) kind=shared_load requests=32 wavefronts=1024 conflicts=992$" "$s"; then
   ok "the transpose's 992 conflicts attributed to its column-read line"
 else bad "site lines: $(grep '^site kernel=_Z16transpose' "$s" | head -3 | tr '\n' ' ')"; fi
-if [ "$(grep -c '^copy dir=d2h ' "$s")" = 9 ] && grep -q '^copy dir=h2d dst=0x[0-9a-f]* src=0x0 bytes=131072 after_launches=0$' "$s"; then
+if [ "$(grep -c '^copy dir=d2h ' "$s")" = 11 ] && grep -q '^copy dir=h2d dst=0x[0-9a-f]* src=0x0 bytes=131072 after_launches=0$' "$s"; then
   ok "every copy logged with its direction, bytes and the launches before it"
 else bad "copy log: $(grep '^copy' "$s" | head -2 | tr '\n' ' ')"; fi
 if command -v python3 >/dev/null 2>&1; then
   if python3 tests/vgpu/grader_mode.py "$VGPU_DEVICE" "$out/counters" "$out/counters.ptx" "$tmp/graded.stats" \
-    >"$tmp/graded.out" 2>&1 && [ "$(grep -c '^ok' "$tmp/graded.out")" = 10 ] &&
+    >"$tmp/graded.out" 2>&1 && [ "$(grep -c '^ok' "$tmp/graded.out")" = 11 ] &&
     [ "$(counter "$tmp/graded.stats" 16transpose_kernel shld_conflicts)" = 992 ]; then
     ok "grader mode: a device the grader started, the program given only its socket (VGPU_FD): same results and counts"
   else bad "grader mode: $(tail -3 "$tmp/graded.out" | tr '\n' ' ')"; fi

@@ -55,6 +55,14 @@ __global__ void ballot_kernel(const float *x, unsigned *y) {
   if (threadIdx.x == 0) *y = b;
 }
 
+__constant__ float table[4] = {1.5f, 2.5f, 3.5f, 4.5f}; /* module data: initialized */
+__device__ int hits;                                   /* module data: zero (PTX's default) */
+__global__ void table_kernel(float *y) {
+  y[threadIdx.x] = table[threadIdx.x % 4];
+  atomicAdd(&hits, 1);
+}
+__global__ void hits_kernel(int *out) { *out = hits; }
+
 static int failures;
 static void check(const char *what, bool ok) {
   printf("%s %s\n", ok ? "ok" : "FAIL", what);
@@ -137,6 +145,14 @@ int main() {
   cudaMemcpy(&b, count, sizeof b, cudaMemcpyDeviceToHost);
   for (int l = 0; l < 32; l++) if (h[l] > 0.0f) want |= 1u << l;
   check("ballot", b == want);
+
+  table_kernel<<<1, 64>>>(y);
+  hits_kernel<<<1, 1>>>(count);
+  cudaMemcpy(r, y, 64 * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(&c, count, sizeof c, cudaMemcpyDeviceToHost);
+  ok = c == 64;
+  for (int i = 0; i < 64; i++) ok = ok && r[i] == 1.5f + (float)(i % 4);
+  check("__constant__ table and __device__ counter", ok);
 
   check("no error", cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess);
   cudaFree(x); cudaFree(y); cudaFree(count);
