@@ -90,6 +90,8 @@ static uint64_t fop64(const instr *ins, double a, double b, double c) {
 }
 
 /* ---- integers ---- */
+__extension__ typedef __int128 i128; /* mul.hi.s64/u64 */
+__extension__ typedef unsigned __int128 u128;
 static uint64_t iop(const instr *ins, uint64_t ua, uint64_t ub, uint64_t uc, int *bad) {
   int bits = ins->t.bits, sg = ins->t.kind == T_S;
   int64_t a = sext(ua, bits), b = sext(ub, bits), c = sext(uc, bits);
@@ -102,8 +104,8 @@ static uint64_t iop(const instr *ins, uint64_t ua, uint64_t ub, uint64_t uc, int
     if (ins->flags & F_WIDE) r = sg ? (uint64_t)(a * b) : za * zb;
     else if (ins->flags & F_HI) {
       if (bits == 64) {
-        r = sg ? (uint64_t)(((__int128)a * b) >> 64)
-               : (uint64_t)(((unsigned __int128)za * zb) >> 64);
+        r = sg ? (uint64_t)(((i128)a * b) >> 64)
+               : (uint64_t)(((u128)za * zb) >> 64);
       } else {
         r = sg ? (uint64_t)((a * b) >> bits) : (za * zb) >> bits;
       }
