@@ -459,9 +459,21 @@ help:
 	@echo "  make deps               install what a student needs: compiler, zlib, OpenBLAS, gnuplot, Fashion-MNIST, libseccomp, curl (root)"
 	@echo "  make deps-dev           those and the tools of the repository's own make test (pandoc, chromium, clang-14, ...)"
 	@echo "  make data               put fra-eng.zip under ./data/"
+	@echo "  make vgpu-run SRC=x.cu [ARGS=...]  run a CUDA program on the virtual GPU (cuda/vgpu)"
+	@echo "  make vgpu-kit-check     the kit's cuda_check (every kernel against the CPU) on the virtual GPU"
 	@echo "  make clean"
 	@echo "VARIANT=$(VARIANT) (solutions|labs)"
 	@echo "CUDA_ARCH=$(CUDA_ARCH) (the GPUs nvcc builds for: sm_XY code each, PTX for the last; native = this card)"
+
+# The virtual GPU (cuda/vgpu/README.md): a CUDA program's kernels run as nvcc's PTX in a device
+# process of their own, with Nsight-style counters and sanitizers.
+.PHONY: vgpu vgpu-run vgpu-kit-check
+vgpu-kit-check:
+	@bash cuda/vgpu/kit-check.sh
+vgpu:
+	@$(MAKE) -s -C cuda/vgpu BUILD=$(CURDIR)/build/vgpu
+vgpu-run:
+	@bash cuda/vgpu/vgpu-run.sh $(SRC) $(ARGS)
 
 # The compiler writes the .d files and nothing remakes them: without this rule make looks for
 # an implicit one (each is an included makefile), and `%: %.o` can chain into a pattern rule of
