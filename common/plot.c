@@ -24,6 +24,7 @@
  * Without gnuplot one line on stderr (once per program) says where the scripts are and how to
  * render them. Environment: AL_NO_GNUPLOT=1 skips rendering the same way. */
 #define _POSIX_C_SOURCE 200809L
+#define _DARWIN_C_SOURCE /* macOS: strcasestr is hidden by _POSIX_C_SOURCE alone */
 #include "plot.h"
 
 #include <errno.h>

@@ -1,5 +1,7 @@
 /* util.c — fatal errors, checked allocation, clocks, paths. */
 #define _POSIX_C_SOURCE 200809L
+/* macOS: _POSIX_C_SOURCE alone hides BSD parts of Apple's headers (ru_maxrss, strcasestr) */
+#define _DARWIN_C_SOURCE
 #include "util.h"
 
 #include <errno.h>
@@ -93,7 +95,11 @@ double now_seconds(void) {
 long peak_rss_kb(void) {
   struct rusage ru;
   if (getrusage(RUSAGE_SELF, &ru) != 0) return -1;
+#ifdef __APPLE__
+  return ru.ru_maxrss / 1024; /* bytes on macOS */
+#else
   return ru.ru_maxrss; /* kilobytes on Linux */
+#endif
 }
 
 int mkdir_p(const char *path) {

@@ -25,6 +25,22 @@ if [ -z "$src" ] || [ ! -f "$src" ]; then
 fi
 
 mkdir -p "$docs" || exit 1
+# run_limited SECONDS CMD...: GNU timeout, Homebrew's gtimeout, else perl's alarm (macOS has
+# perl but no timeout; the alarm survives exec and SIGALRM ends the run: 142, read as 124)
+run_limited() {
+  if [ -z "${AL_NO_GNU_TIMEOUT:-}" ] && command -v timeout >/dev/null 2>&1; then timeout "$@"
+  elif [ -z "${AL_NO_GNU_TIMEOUT:-}" ] && command -v gtimeout >/dev/null 2>&1; then gtimeout "$@"
+  elif command -v perl >/dev/null 2>&1; then
+    perl -e '$s = shift @ARGV; alarm $s; exec @ARGV or die "$ARGV[0]: $!\n"' "$@"
+    local s=$?
+    [ $s -eq 142 ] && return 124
+    return $s
+  else
+    echo "docs: neither timeout nor perl found: $lab runs without the ${1} s limit" >&2
+    shift
+    "$@"
+  fi
+}
 weave_args=()
 case $mode in
 yes)
@@ -34,7 +50,7 @@ yes)
   echo "docs: $lab: running $command"
   start=$(date +%s)
   # shellcheck disable=SC2086  # ARGS is a flag list
-  env -u AL_NO_GNUPLOT timeout "${DOCS_TIMEOUT:-900}" "$bin" --out "$out" $args >"$log" 2>&1
+  (unset AL_NO_GNUPLOT; run_limited "${DOCS_TIMEOUT:-900}" "$bin" --out "$out" $args) >"$log" 2>&1
   status=$?
   [ $status -eq 124 ] && echo "docs: $lab: stopped after ${DOCS_TIMEOUT:-900} s (DOCS_TIMEOUT)" >&2
   [ $status -ne 0 ] && echo "docs: $lab: the run exited with status $status; the page shows its output up to there" >&2

@@ -449,6 +449,7 @@ static void gemm_serial(bool tA, bool tB, int m, int n, int k, float alpha, cons
 typedef void (*SerialFn)(bool, bool, int, int, int, float, const float *, long, const float *,
                          long, float, float *, long);
 
+#ifdef AL_CBLAS_OPENBLAS /* its only caller (clang warns of an unused static inline) */
 static inline bool in_parallel(void) {
 #ifdef _OPENMP
   return omp_in_parallel();
@@ -456,6 +457,7 @@ static inline bool in_parallel(void) {
   return false;
 #endif
 }
+#endif
 
 /* Threads for a product of m*n*k multiply-adds (also for a batch's total). */
 static int par_threads(double work) {

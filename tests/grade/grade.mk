@@ -30,11 +30,23 @@
 
 .PHONY: grade-build grade-runners grade-reference grade-submission grade handout grade-setup grade-prep
 
+# The practice grade: on any system but Linux (macOS), or with PRACTICE=1 (how make test checks
+# this path on Linux: tests/suites/practice_grade.sh). The same tests, runners and scores, but
+# none of the Linux sandbox: the grader execs runners with limits only
+# (tests/grade/sandbox_practice.c), submission files are compiled as they are, unconfined
+# (tests/grade/practice_cc.sh), and runners are linked plainly (no -static, --wrap,
+# --gc-sections, objcopy, strip: GNU tools that macOS lacks). Its own tree, $(B)/practice, so it
+# never mixes with the sandboxed runners. The grader says on the terminal and in results.json
+# that the sandboxed grade (Linux, the instructor's) is the one that counts.
+GRADE_PRACTICE := $(if $(filter-out Linux,$(shell uname -s)),1,$(filter 1,$(PRACTICE)))
+GB := $(B)$(if $(GRADE_PRACTICE),/practice)
+GRADE_CC_SH := bash tests/grade/$(if $(GRADE_PRACTICE),practice_cc.sh,confined.sh)
+
 # Detected only when a recipe needs them, once per make (each costs a compile and link; make
 # grade must stay quick when nothing is to be rebuilt).
 HAVE_SECCOMP = $(eval HAVE_SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void){return seccomp_init(0)==0;}' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo yes))$(HAVE_SECCOMP)
-GRADER_CFLAGS = $(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP)
-GRADER_LIBS = $(if $(HAVE_SECCOMP),-lseccomp)
+GRADER_CFLAGS = $(if $(GRADE_PRACTICE),,$(if $(HAVE_SECCOMP),-DAL_HAVE_SECCOMP))
+GRADER_LIBS = $(if $(GRADE_PRACTICE),,$(if $(HAVE_SECCOMP),-lseccomp))
 
 # The kit's pristine headers and stubs: $(GINC)/kit/labs/labNN/*.h, $(GINC)/common/**/*.h,
 # $(GINC)/stubs/labNN/*.c (tests/grade/kit_include.sh, run by grade-prep before anything is
@@ -43,7 +55,7 @@ GINC := $(B)/grade-include
 GINC_I := $(GINC)/kit/labs
 GINC_STAMP := $(GINC)/.source
 GRADE_SUB ?= $(VARIANT)
-GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(B)/solutions/as-submission,$(VOBJ))
+GRADE_OUT ?= $(if $(filter solutions,$(GRADE_SUB)),$(GB)/solutions/as-submission,$(if $(GRADE_PRACTICE),$(GB)/$(VARIANT),$(VOBJ)))
 # Before anything of this make is compiled: the pristine headers made current, and the
 # submission staged (only the manifest's files, read as bytes: tests/grade/stage.sh). The
 # files it writes are rewritten only when their content changes, so make sees real changes.
@@ -106,13 +118,20 @@ RUNNER_STATIC = $(eval RUNNER_STATIC := $(shell printf 'int main(void){return 0;
 # points at tests/grade/runner_traps.c's stand-ins and the kernels stay out of the runner.
 RUNNER_WRAP := cpu_rnn_cell cpu_rnn_cell_grad cpu_additive_scores cpu_additive_scores_grad
 RUNNER_TRAPS := $(GKIT)/tests/grade/runner_traps.o
-RUNNER_LIBS = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS) $(EMU_LIBS)
+# (practice: the two archives twice, for linkers without --start-group)
+RUNNER_LIBS = $(if $(GRADE_PRACTICE),$(GKIT_LIBCHAP) $(LIBCOMMON) $(GKIT_LIBCHAP) $(LIBCOMMON) $(LDLIBS) $(EMU_LIBS),$(RUNNER_LIBS_SANDBOXED))
+RUNNER_LIBS_SANDBOXED = $(RUNNER_STATIC) -Wl,--gc-sections $(RUNNER_WRAP:%=-Wl,--wrap=%) -Wl,--start-group $(GKIT_LIBCHAP) $(LIBCOMMON) -Wl,--end-group $(LDLIBS) $(EMU_LIBS)
 # A runner holds no kit function that solves an exercise (tests/grade/kit_answers.txt: the
 # link fails if one is there) and no symbol table or debug information to look code up in.
 # runner_link OUTPUT, OBJECTS...
 # Linked by tests/grade/confined.sh: as nobody when make runs as root, within limits; the
 # runner ends up executable but not readable by nobody (0711). The linker's map stays beside
 # it as .NAME.map (a dot: the recipe's grade-run* globs leave it), for tests/grade/isa_check.sh.
+ifneq ($(GRADE_PRACTICE),)
+define runner_link
+	$(CC) $(CFLAGS) -o $@ $(2) $(RUNNER_EMU) $(RUNNER_LIBS)
+endef
+else
 define runner_link
 	@bash tests/grade/confined.sh link $@.tmp -- $(CC) $(CFLAGS) $(2) $(RUNNER_TRAPS) $(RUNNER_EMU) $(RUNNER_LIBS)
 	@bad=$$(nm $@.tmp | awk 'NR == FNR { if ($$0 !~ /^#/ && NF) want[$$1] = 1; next } ($$NF in want) { printf "%s ", $$NF }' tests/grade/kit_answers.txt -); \
@@ -120,6 +139,7 @@ define runner_link
 	strip --strip-all $@.tmp && mv -f $@.tmp $@
 	@mv -f $@.tmp.map $(@D)/.$(@F).map 2>/dev/null || rm -f $(@D)/.$(@F).map
 endef
+endif
 
 # The submission: the manifest's files, staged by grade-prep. The reference runners are
 # $(B)/solutions/grade-run*; the solutions graded as a submission (VARIANT=solutions) go through
@@ -129,7 +149,7 @@ HAVE_REFERENCE := $(if $(wildcard solutions/lab*),yes)
 # reference: the runners compute expected values (the solutions' in $(B)/solutions, or a
 # handout's practice runners, judged against themselves); student: a submission judged against
 # a reference (solutions/ here, or GRADE_REF given, as on an autograder that deleted solutions/).
-GRADE_ROLE ?= $(if $(filter $(B)/solutions,$(GRADE_OUT)),reference,$(if $(or $(HAVE_REFERENCE),$(filter command line environment,$(origin GRADE_REF))),student,reference))
+GRADE_ROLE ?= $(if $(filter $(GB)/solutions,$(GRADE_OUT)),reference,$(if $(or $(HAVE_REFERENCE),$(filter command line environment,$(origin GRADE_REF))),student,reference))
 GKIT_ROLE = $(if $(filter reference,$(GRADE_ROLE)),$(GKIT_REF),$(GKIT))
 GRADE_FILES := $(filter lab%.c,$(file <tests/grade/manifest.txt))
 GSUB_C_OBJ := $(GRADE_FILES:%.c=$(GRADE_OUT)/sub/%.o)
@@ -144,12 +164,12 @@ GRADE_VEC_INFO := lab02/masked_softmax_rows
 GSUB_DEPS := $(FLAGS_STAMP) $(GINC_STAMP) tests/grade/confined.sh tests/grade/include_check.awk \
   tests/grade/check_submission.sh tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt \
   tests/grade/vec_info.awk tests/grade/keep_symbols.sh tests/grade/device_check.sh \
-  tests/grade/device_symbols.txt
+  tests/grade/device_symbols.txt $(if $(GRADE_PRACTICE),tests/grade/practice_cc.sh)
 $(GSUB_C_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GSUB_DEPS)
-	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) $(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
 $(GSUB_CU_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.cu $(GKIT)/stubs/%.o $(GSUB_DEPS) $(EMU_STAMP)
-	@bash tests/grade/confined.sh compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+	@$(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(GRADE_CU_CC)
 
 # The runners follow the test sources: a list file per runner, rewritten only when its set of
@@ -169,9 +189,9 @@ $(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIB
 GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
 
 # The grader: kit code only.
-GRADER := $(VOBJ)/grade
-GRADER_OBJ := $(VOBJ)/grade-main.o $(GKIT)/tests/grade/sandbox.o
-$(VOBJ)/grade-main.o: tests/grade/grader.c $(FLAGS_STAMP)
+GRADER := $(if $(GRADE_PRACTICE),$(GB)/$(VARIANT),$(VOBJ))/grade
+GRADER_OBJ := $(GB)/$(VARIANT)/grade-main.o $(GKIT)/tests/grade/sandbox$(if $(GRADE_PRACTICE),_practice).o
+$(GB)/$(VARIANT)/grade-main.o: tests/grade/grader.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(GRADER_CFLAGS) $(DEPFLAGS) -DGRADE_VARIANT='"$(VARIANT)"' -c $< -o $@
 $(GKIT)/tests/grade/sandbox.o: CFLAGS += $(GRADER_CFLAGS)
@@ -179,7 +199,7 @@ $(GRADER): $(GRADER_OBJ) $(LIBCOMMON)
 	$(CC) $(CFLAGS) -o $@ $(GRADER_OBJ) $(LIBCOMMON) $(LDLIBS) $(GRADER_LIBS)
 
 # The reference: the solutions' runners, when this checkout has solutions/.
-GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter student,$(GRADE_ROLE))),$(B)/solutions)
+GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter student,$(GRADE_ROLE))),$(GB)/solutions)
 # Runners judged against a reference are a submission's: never built with expected values.
 # (Decided here, by the kit: a check at grading time would ask the runner, i.e. student code.)
 ifneq ($(and $(GRADE_REF),$(filter reference,$(GRADE_ROLE))),)
@@ -194,7 +214,7 @@ grade-setup:
 	@bash tests/grade/kit_include.sh '$(B)' setup
 # Built in this make (no recursive make: `make grade` stays quick when nothing is to be
 # rebuilt): the tests and runner.c of the reference role, linked with solutions/.
-REF_OUT := $(B)/solutions
+REF_OUT := $(GB)/solutions
 ifeq ($(GRADE_REF),$(REF_OUT))
 REF_SUB_OBJ := $(patsubst solutions/%.c,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.c))) \
   $(patsubst solutions/%.cu,$(REF_OUT)/sub/%.o,$(sort $(wildcard solutions/lab*/*.cu)))
@@ -202,16 +222,19 @@ REF_VIS_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/grade/lab*
 REF_HID_OBJ := $(patsubst %.c,$(GKIT_REF)/%.o,$(sort $(wildcard tests/hidden/lab*/*.c)))
 # Kept (make would delete them as intermediates on a fresh build): grading.sh checks
 # exercise_symbols.txt against their globals.
-.PRECIOUS: $(REF_OUT)/sub/%.raw.o
-$(REF_OUT)/sub/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_STAMP)
+# (the practice grade's runners use the sandboxed build's raw objects: the same compile)
+REF_RAW := $(B)/solutions/sub
+.PRECIOUS: $(REF_RAW)/%.raw.o
+$(REF_RAW)/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC_I) -c $< -o $@
-$(patsubst solutions/%.cu,$(REF_OUT)/sub/%.raw.o,$(wildcard solutions/lab*/*.cu)): $(REF_OUT)/sub/%.raw.o: solutions/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
+$(patsubst solutions/%.cu,$(REF_RAW)/%.raw.o,$(wildcard solutions/lab*/*.cu)): $(REF_RAW)/%.raw.o: solutions/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
 	$(GRADE_CU_CC) -I$(GINC_I) -c $< -o $@
-$(REF_OUT)/sub/%.o: $(REF_OUT)/sub/%.raw.o tests/grade/exercise_symbols.txt tests/grade/keep_symbols.sh
-	bash tests/grade/keep_symbols.sh $< tests/grade/exercise_symbols.txt >$@.keep
-	objcopy --keep-global-symbols=$@.keep $< $@ && rm -f $@.keep
+$(REF_OUT)/sub/%.o: $(REF_RAW)/%.raw.o tests/grade/exercise_symbols.txt tests/grade/keep_symbols.sh
+	@mkdir -p $(@D)
+	$(if $(GRADE_PRACTICE),cp $< $@,bash tests/grade/keep_symbols.sh $< tests/grade/exercise_symbols.txt >$@.keep && \
+	  objcopy --keep-global-symbols=$@.keep $< $@ && rm -f $@.keep)
 $(REF_OUT)/grade-run: $(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU)
 	$(call runner_link,$@,$(GKIT_REF)/tests/grade/runner.o $(REF_VIS_OBJ) $(REF_SUB_OBJ))
 $(REF_OUT)/grade-run-hidden: $(GKIT_REF)/tests/grade/runner.o $(REF_HID_OBJ) $(REF_SUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU)
@@ -250,7 +273,15 @@ grade-build: grade-runners grade-reference $(SELFTEST)
 # A submission that does not build (or is refused) still leaves a results.json (score 0, the
 # build errors).
 GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF)) --notes $(GRADE_OUT)/notes
+# What the practice grade needs of the system, checked before anything is built: GNU make 4
+# ($(file ...) above), bash 4 (stage.sh's associative arrays), GNU stat and sha256sum (stage.sh,
+# kit_include.sh). macOS has make 3.81, bash 3.2 and BSD tools: one message says what to do.
+GRADE_NEEDS_BREW := brew install make bash coreutils, then run: gmake grade (the Makefile puts Homebrew's coreutils first on PATH)
+grade_preflight = $(if $(filter 3.%,$(MAKE_VERSION)),echo "grade: make grade needs GNU make 4 (this is make $(MAKE_VERSION)): $(GRADE_NEEDS_BREW)" >&2; exit 2;) \
+  bash -c '[ "$${BASH_VERSINFO[0]}" -ge 4 ]' 2>/dev/null || { echo "grade: make grade needs bash 4 or newer first on PATH (found $$(bash -c 'echo $$BASH_VERSION')): $(GRADE_NEEDS_BREW)" >&2; exit 2; }; \
+  { stat -c %s Makefile && echo | sha256sum; } >/dev/null 2>&1 || { echo "grade: make grade needs GNU stat and sha256sum (coreutils): $(GRADE_NEEDS_BREW)" >&2; exit 2; }
 grade:
+	@$(if $(GRADE_PRACTICE),$(grade_preflight))
 	@mkdir -p $(B) && $(MAKE) --no-print-directory grade-runners grade-reference >$(B)/grade-build.log 2>&1 || \
 	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \
 	    $(GRADE_FLAGS); exit 1; }

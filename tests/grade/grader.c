@@ -47,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -76,6 +78,10 @@
 #define STUB_MARK "is not implemented yet" /* what exercise_todo() prints */
 #define EMU_MARK "cuda emulator: "         /* what the CUDA emulator's reports start with */
 #define MAX_NOTE 4096           /* bytes of a check's message (the runner sends at most 512) */
+/* the practice grade's line, on the terminal and in results.json (sandbox_practice.c) */
+#define PRACTICE_NOTE                                                                          \
+  "PRACTICE GRADE: the same tests and scores, but no Linux sandbox (seccomp, user nobody, "   \
+  "confined compile); the grade that counts is the instructor's sandboxed one, on Linux"
 #define RUNNER "grade-run"               /* in a runner directory: the handed-out tests */
 #define RUNNER_HIDDEN "grade-run-hidden" /* ... and the hidden ones, where there are any */
 
@@ -306,6 +312,17 @@ static Options parse_args(int argc, char **argv) {
 /* ------------------------------------------------------------------ running a runner */
 
 static pid_t g_parent;
+/* pipe2(O_CLOEXEC) where there is one; macOS has none (no other thread of ours can fork in
+ * between: the grader is single-threaded) */
+static int cloexec_pipe(int p[2]) {
+#ifdef __linux__
+  return pipe2(p, O_CLOEXEC);
+#else
+  if (pipe(p) != 0) return -1;
+  return fcntl(p[0], F_SETFD, FD_CLOEXEC) | fcntl(p[1], F_SETFD, FD_CLOEXEC);
+#endif
+}
+
 static int g_wake[2] = {-1, -1};        /* self-pipe: SIGCHLD and SIGINT wake the wait loop */
 static volatile sig_atomic_t g_stop;    /* a signal asked the grader to stop */
 static char g_scratch[PATH_MAX];        /* this run's private directory (0700) */
@@ -333,7 +350,9 @@ static void on_signal(int sig) {
 }
 
 static void install_handlers(void) {
-  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) fatal("grader: pipe: %s", strerror(errno));
+  if (cloexec_pipe(g_wake) != 0 || fcntl(g_wake[0], F_SETFL, O_NONBLOCK) != 0 ||
+      fcntl(g_wake[1], F_SETFL, O_NONBLOCK) != 0)
+    fatal("grader: pipe: %s", strerror(errno));
   struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART | SA_NOCLDSTOP};
   sigemptyset(&sa.sa_mask);
   sigaction(SIGCHLD, &sa, NULL);
@@ -348,12 +367,14 @@ typedef struct {
   int fd;
   bool static_exe; /* statically linked: the sandbox can refuse executable memory */
   char path[PATH_MAX];
+  char abs_path[PATH_MAX]; /* what the practice grade execs (from the runners' working dir) */
 } Runner;
 
 static bool runner_open(Runner *r, const char *dir, const char *name) {
   snprintf(r->path, sizeof r->path, "%s/%s", dir, name);
   r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
   r->static_exe = r->fd >= 0 && sandbox_is_static(r->fd);
+  if (r->fd >= 0 && !realpath(r->path, r->abs_path)) snprintf(r->abs_path, sizeof r->abs_path, "%s", r->path);
   return r->fd >= 0;
 }
 
@@ -416,11 +437,11 @@ static int new_capture(void) {
 static void run_confined(const Runner *rn, const char *arg1, const char *arg2, double timeout_s,
                          rlim_t as_bytes, RunInfo *r) {
   int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) fatal("grader: pipe: %s", strerror(errno));
+  if (cloexec_pipe(p) != 0) fatal("grader: pipe: %s", strerror(errno));
   r->out_fd = new_capture();
   char *argv[] = {RUNNER, (char *)arg1, (char *)arg2, NULL};
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  SandboxSpec spec = {.exec_fd = rn->fd, .argv = argv, .out_fd = r->out_fd, .chan_fd = p[1],
+  SandboxSpec spec = {.exec_fd = rn->fd, .exec_path = rn->abs_path, .argv = argv, .out_fd = r->out_fd, .chan_fd = p[1],
                       .dir = g_cwd, .cpu_s = timeout_s * (double)(ncpu > 0 ? ncpu : 1),
                       .as_bytes = as_bytes, .fsize = (rlim_t)CAPTURE_CAP, .parent = g_parent,
                       .static_exe = rn->static_exe};
@@ -1396,6 +1417,8 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
   json_kv_str(w, "variant", GRADE_VARIANT);
   json_key(w, "reference");
   json_bool(w, g_have_ref);
+  json_key(w, "practice"); /* no sandbox: not the grade that counts (PRACTICE_NOTE) */
+  json_bool(w, sandbox_practice);
   json_obj_end(w);
   w->indent = 1;
   json_key(w, "tests");
@@ -1493,7 +1516,11 @@ static void ensure_std_fds(void) {
 /* The directory this executable is in (the default runner directory). */
 static char *own_dir(void) {
   char buf[PATH_MAX];
+#ifdef __linux__
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+#else
+  ssize_t n = -1; /* elsewhere make grade names the runners (--runner) */
+#endif
   if (n <= 0) return xstrdup(".");
   buf[n] = '\0';
   char *slash = strrchr(buf, '/');
@@ -1513,8 +1540,10 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   Options o = parse_args(argc, argv);
   g_parent = getpid();
+#ifdef __linux__
   prctl(PR_SET_CHILD_SUBREAPER, 1); /* whatever a runner leaves behind comes back to us */
   prctl(PR_SET_DUMPABLE, 0);        /* our /proc entries (cwd, fd, environ) are closed to runners */
+#endif
   char *self_dir = own_dir();
   const char *runner_dir = o.runner ? o.runner : self_dir;
 
@@ -1600,6 +1629,8 @@ int main(int argc, char **argv) {
          : g_have_ref ? "the reference run of each test"
                       : "each run's own (no --reference: a practice run)");
 
+  if (sandbox_practice) printf("grade: %s\n", PRACTICE_NOTE);
+
   char *notes = read_notes(o.notes);
   if (*notes) {
     putchar('\n');
@@ -1645,6 +1676,7 @@ int main(int argc, char **argv) {
   /* results.json's top-level output: what the student sees before the due date, so the
    * visible tests only (hidden ones count nowhere in it, not even as a lab's subtotal) */
   Str summary = {0};
+  if (sandbox_practice) str_printf(&summary, "%s\n", PRACTICE_NOTE);
   if (*GRADE_VARIANT) str_printf(&summary, "VARIANT=%s\n", GRADE_VARIANT);
   if (!g_have_ref)
     str_printf(&summary, "practice run: no reference solution, each test judged against its "
@@ -1666,6 +1698,6 @@ int main(int argc, char **argv) {
   if (o.json && write_results(o.json, sel, n, vis_score, vis_max, any_hidden, summary_text,
                               now_seconds() - t0))
     printf("results: %s\n", o.json);
-  printf("Score: %d/%d\n", score, max_score);
+  printf("Score: %d/%d%s\n", score, max_score, sandbox_practice ? " (practice grade)" : "");
   finish(score == max_score ? 0 : 1);
 }

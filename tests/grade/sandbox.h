@@ -10,6 +10,7 @@
 
 typedef struct {
   int exec_fd;        /* the runner binary, opened read-only by the grader */
+  const char *exec_path; /* ... and its path (the practice grade execs by path: sandbox_practice.c) */
   char *const *argv;  /* its arguments */
   int out_fd;         /* stdout and stderr (a capture file) */
   int chan_fd;        /* fd 3: the channel's write end */
@@ -30,6 +31,10 @@ int sandbox_is_static(int fd);
 
 /* One line on the confinement in force ("seccomp filter; ..."), for the grader's header. */
 const char *sandbox_describe(void);
+
+/* Nonzero in the practice grade (sandbox_practice.c: no confinement, a non-Linux system or
+ * make grade PRACTICE=1): the grader says so on the terminal and in results.json. */
+extern const int sandbox_practice;
 
 /* The name of system call nr ("clone"), or NULL. */
 const char *sandbox_syscall_name(int nr);
