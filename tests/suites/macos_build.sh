@@ -31,6 +31,20 @@ ok() { echo "ok   $*"; passed=$((passed + 1)); }
 fail() { echo "FAIL $*"; failed=$((failed + 1)); }
 finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 
+# make docs without GNU timeout (macOS has none): docs/weave.sh's run_limited falls back to
+# perl's alarm. Its own text, run with timeout and gtimeout hidden (AL_NO_GNU_TIMEOUT=1).
+if command -v perl >/dev/null; then
+  fn=$(sed -n '/^run_limited() {/,/^}/p' docs/weave.sh)
+  rl() { AL_NO_GNU_TIMEOUT=1 bash -c "lab=x; $fn"'; run_limited "$@"' rl "$@" >/dev/null 2>&1; echo $?; }
+  s1=$(rl 1 sleep 5) s2=$(rl 5 sh -c 'exit 3')
+  if [ -n "$fn" ] && [ "$s1" = 124 ] && [ "$s2" = 3 ]; then
+    ok "make docs without GNU timeout: perl's alarm stops a 5 s run at 1 s (124), passes exit 3 through"
+  else fail "docs/weave.sh run_limited without timeout: want 124 and 3, got '$s1' and '$s2'"; fi
+else
+  echo "skip macos_build: no perl to check weave.sh's fallback for GNU timeout"
+  skipped=$((skipped + 1))
+fi
+
 zig=${ZIG:-}
 [ -n "$zig" ] || zig=$(command -v zig 2>/dev/null)
 if [ -z "$zig" ] && command -v npm >/dev/null 2>&1; then
