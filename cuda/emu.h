@@ -271,7 +271,7 @@ static inline EmuKernelCall<P...> emu_kernel_call(void (*k)(P...), const char *n
  * environment when smaller, so grid-stride loops take several trips in the tests. */
 long emu_grid_cap(long hw);
 /* The same cap set by a program (the grader's kernel tests, whose environment is empty);
- * 0: none. */
+ * 0: none. Set this way, it caps every launch's grid, through cap_grid or not. */
 void emu_set_grid_cap(long blocks);
 /* The next launch's grid came through cap_grid, cut by the cap or not: the tests list the
  * kernels whose grid no case outgrew (their grid-stride loops never took a second trip). */
@@ -301,6 +301,17 @@ struct EmuCopyStats {
 };
 EmuCopyStats emu_copy_stats(void);
 long emu_launch_count(void);
+/* The grader's kernel tests: every copy made while the log is on (emu_copy_log(true) clears
+ * it; take returns how many there were, the first max in out), and the bytes of device memory
+ * allocated now (cudaMalloc's, not yet freed). */
+struct EmuCopy {
+  const void *dst, *src;
+  size_t bytes;
+  int kind; /* cudaMemcpyKind */
+};
+void emu_copy_log(bool on);
+int emu_copy_log_take(EmuCopy *out, int max);
+size_t emu_device_bytes(void);
 
 /* Counters since the program started, for the per-step lines of the labs (backend.cu). A host
  * wait is every call that blocks the host until the GPU has caught up: a synchronous cudaMemcpy

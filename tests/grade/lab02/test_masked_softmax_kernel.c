@@ -40,7 +40,7 @@ static float *forward(const char *what, const float *x, const int *lens, long pe
   int *dl = lens ? kt_upload_ints(lens, nl) : NULL;
   float *dy = kt_alloc(n); /* unwritten: every entry must be written, the masked ones too */
   kt_profile_begin();
-  int rc = masked_softmax_cuda(dx, dy, dl, per, rows, keys);
+  int rc = KT_LAUNCHER(masked_softmax_cuda(dx, dy, dl, per, rows, keys), "masked_softmax_cuda");
   KtCounters counters = kt_profile_end();
   EXPECT_NEAR(rc, 0, 0, "masked_softmax_cuda's return value (-1 means not implemented)");
   float *y = NULL;
@@ -153,7 +153,8 @@ static void backward(const char *what, long rows, int keys, bool fresh) {
   float *dy = kt_upload(y, n), *dg = kt_upload(g, n);
   float *ddx = fresh ? kt_alloc(n) : kt_upload(dx0, n); /* fresh: must not read dx */
   kt_profile_begin();
-  int rc = masked_softmax_cuda_backward(dy, dg, ddx, rows, keys, fresh);
+  int rc = KT_LAUNCHER(masked_softmax_cuda_backward(dy, dg, ddx, rows, keys, fresh),
+                      "masked_softmax_cuda_backward");
   KtCounters counters = kt_profile_end();
   EXPECT_NEAR(rc, 0, 0, "masked_softmax_cuda_backward's return value (-1: not implemented)");
   if (rc == 0) {
