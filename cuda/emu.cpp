@@ -625,12 +625,9 @@ static std::string where_pc(uintptr_t pc) {
   std::string out;
   for (size_t i = 1; i < lines.size(); i += 2) {
     std::string loc = lines[i];
-    if (loc[0] == '/') { /* an absolute path: from the repository's root on (the last root) */
+    if (loc[0] == '/') { /* an absolute path: from the repository's root on (the first root) */
       size_t r = std::string::npos;
-      for (const char *root : roots) {
-        size_t at = loc.rfind(std::string("/") + root);
-        if (at != std::string::npos && (r == std::string::npos || at > r)) r = at;
-      }
+      for (const char *root : roots) r = std::min(r, loc.find(std::string("/") + root));
       if (r == std::string::npos) break; /* the C++ library's inlined frames */
       loc.erase(0, r + 1);
     }
