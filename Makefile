@@ -248,9 +248,15 @@ $(OBJ)/cuda/nocuda.o: cuda/nocuda.c $(FLAGS_STAMP)
 $(B)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -x c++ -c $< -o $@
-$(B)/emu/$(VARIANT)/%.o: $(VARIANT)/%.cu cuda/*.h common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
+# The kernel exercises (labs/, solutions/) are standard CUDA (kernel<<<...>>>(...), __shared__):
+# cuda/emu_rewrite.awk makes them the emulator's host C++ line for line, piped into the compiler
+# (named as the source by a #line; its directory first for quoted includes). EMU_CU_PIPE NAME
+# precedes the compiler, EMU_CU_IN ends its command line.
+EMU_CU_PIPE = { awk -v F='$(1)' -v LINE=1 -f cuda/emu_rewrite.awk '$<' || echo '\#error cuda/emu_rewrite.awk cannot read $(1) (above)'; } |
+EMU_CU_IN = -iquote $(<D) -x c++ -c - -o $@
+$(B)/emu/$(VARIANT)/%.o: $(VARIANT)/%.cu cuda/*.h cuda/emu_rewrite.awk common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -Ilabs -x c++ -c $< -o $@
+	$(call EMU_CU_PIPE,$<) $(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -Ilabs $(EMU_CU_IN)
 $(B)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O2 -c $< -o $@
@@ -352,9 +358,9 @@ ASAN_EMU_OBJ := $(patsubst %,$(ASAN)/emu/%.o,$(basename $(EMU_SRC) $(wildcard so
 $(ASAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_FMA) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -x c++ -c $< -o $@
-$(ASAN)/emu/solutions/%.o: solutions/%.cu cuda/*.h common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
+$(ASAN)/emu/solutions/%.o: solutions/%.cu cuda/*.h cuda/emu_rewrite.awk common/*.h $(KERNEL_H) $(FLAGS_STAMP) $(EMU_STAMP)
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_FMA) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Ilabs -x c++ -c $< -o $@
+	$(call EMU_CU_PIPE,$<) $(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_FMA) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -Ilabs $(EMU_CU_IN)
 $(ASAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -c $< -o $@
@@ -377,9 +383,9 @@ $(TSAN)/%.o: %.c $(FLAGS_STAMP)
 $(TSAN)/emu/cuda/%.o: cuda/%.cu cuda/*.h cuda/*.cuh common/*.h $(KERNEL_H) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -x c++ -c $< -o $@
-$(TSAN)/emu/solutions/%.o: solutions/%.cu cuda/*.h common/*.h $(KERNEL_H) $(FLAGS_STAMP)
+$(TSAN)/emu/solutions/%.o: solutions/%.cu cuda/*.h cuda/emu_rewrite.awk common/*.h $(KERNEL_H) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
-	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -Ilabs -x c++ -c $< -o $@
+	$(call EMU_CU_PIPE,$<) $(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -Ilabs $(EMU_CU_IN)
 $(TSAN)/emu/cuda/emu.o: cuda/emu.cpp cuda/emu.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CXX_EMU) $(EMU_CXXFLAGS) -O1 -fsanitize=thread -c $< -o $@

@@ -2,7 +2,10 @@
  * or the emulator (emu.h) when the same file is compiled as host C++ for the tests (-DAL_CUDA_EMU);
  * the launch macros; error checks; and the kit's C headers.
  *
- * Conventions of the kernel files (see cuda/README.md):
+ * The kernel exercises (labs/, solutions/) are standard CUDA instead (<<<...>>>, __shared__):
+ * cuda/emu_rewrite.awk turns them into AL_EMU_LAUNCH and emu_shared_array for the emulator.
+ *
+ * Conventions of the kit's kernel files (see cuda/README.md):
  *  - One file per family of ops, the same families as common/cpu/. Each kernel computes what
  *    its CPU twin computes (the Backend entry of common/backend.h) on the same raw pointers.
  *  - Launch with LAUNCH(kernel, grid, block, shared_bytes, args...); a kernel that uses
@@ -24,6 +27,9 @@
 #define LAUNCH_(sync, kernel, grid, block, shared, ...)                                        \
   emu_launch(#kernel, __FILE__, __LINE__, dim3(grid), dim3(block), (shared), (sync),           \
              [=] { kernel(__VA_ARGS__); }, #__VA_ARGS__, emu_args(__VA_ARGS__))
+/* kernel<<<cfg>>>(args) of a kernel exercise, as cuda/emu_rewrite.awk writes it (emu.h) */
+#define AL_EMU_LAUNCH(cfg, args, ...)                                                          \
+  emu_kernel_call(&__VA_ARGS__, #__VA_ARGS__, __FILE__, __LINE__, #args, emu_launch_config cfg) args
 #define AL_GRID_CAP(hw) emu_grid_cap(hw)
 #define AL_GRID_NOTE(capped) emu_grid_note(capped)
 #else

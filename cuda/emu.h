@@ -132,9 +132,50 @@ float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int width = warpSiz
 float __shfl_sync(unsigned mask, float v, int src_lane, int width = warpSize);
 double __shfl_down_sync(unsigned mask, double v, unsigned delta, int width = warpSize);
 double __shfl_xor_sync(unsigned mask, double v, int lane_mask, int width = warpSize);
+float __shfl_up_sync(unsigned mask, float v, unsigned delta, int width = warpSize);
+int __shfl_down_sync(unsigned mask, int v, unsigned delta, int width = warpSize);
+int __shfl_up_sync(unsigned mask, int v, unsigned delta, int width = warpSize);
+int __shfl_xor_sync(unsigned mask, int v, int lane_mask, int width = warpSize);
+int __shfl_sync(unsigned mask, int v, int src_lane, int width = warpSize);
+/* The lanes of mask meet (as a shuffle does, with its checks); votes over their predicates. */
+void __syncwarp(unsigned mask = 0xffffffffu);
+unsigned __ballot_sync(unsigned mask, int predicate);
+int __any_sync(unsigned mask, int predicate);
+int __all_sync(unsigned mask, int predicate);
+/* Blocks run one after another and every access is seen at once: nothing to order. */
+static inline void __threadfence(void) {}
+static inline void __threadfence_block(void) {}
 float atomicAdd(float *p, float v);
 int atomicAdd(int *p, int v);
+unsigned atomicAdd(unsigned *p, unsigned v);
+unsigned long long atomicAdd(unsigned long long *p, unsigned long long v);
 double atomicAdd(double *p, double v);
+int atomicSub(int *p, int v);
+unsigned atomicSub(unsigned *p, unsigned v);
+int atomicMax(int *p, int v);
+unsigned atomicMax(unsigned *p, unsigned v);
+int atomicMin(int *p, int v);
+unsigned atomicMin(unsigned *p, unsigned v);
+int atomicExch(int *p, int v);
+unsigned atomicExch(unsigned *p, unsigned v);
+float atomicExch(float *p, float v);
+int atomicCAS(int *p, int compare, int v);
+unsigned atomicCAS(unsigned *p, unsigned compare, unsigned v);
+unsigned long long atomicCAS(unsigned long long *p, unsigned long long compare,
+                             unsigned long long v);
+/* a float's bits as an int and back (a float atomicMax is atomicCAS on them) */
+static inline int __float_as_int(float x) {
+  int i;
+  std::memcpy(&i, &x, sizeof i);
+  return i;
+}
+static inline unsigned __float_as_uint(float x) { return (unsigned)__float_as_int(x); }
+static inline float __int_as_float(int i) {
+  float x;
+  std::memcpy(&x, &i, sizeof x);
+  return x;
+}
+static inline float __uint_as_float(unsigned u) { return __int_as_float((int)u); }
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __ldg(const float *p) { return *p; }
@@ -145,6 +186,14 @@ static inline int __ldg(const int *p) { return *p; }
 void *emu_shared(size_t bytes, size_t align);
 /* The launch's dynamic shared memory (the third launch argument). */
 void *emu_dynamic_shared(void);
+/* A `__shared__` declaration of standard CUDA (cuda/emu_rewrite.awk makes it
+ * `T (&name)[N] = emu_shared_array<T[N]>([] {});`): one array per declaration in each block,
+ * wherever and however often its threads pass it (the lambda's own type tells the sites apart). */
+void *emu_shared_site(const void *site, size_t bytes, size_t align);
+template <class A, size_t Align = alignof(A), class Site> static inline A &emu_shared_array(Site) {
+  static char site;
+  return *(A *)emu_shared_site(&site, sizeof(A), Align > alignof(A) ? Align : alignof(A));
+}
 
 /* The pointers a launch was given (LAUNCH's arguments, and the 8-byte words of a plan struct
  * passed by value): the device allocations they point into are the only ones its threads may
@@ -182,11 +231,47 @@ void emu_launch(const char *kernel, const char *file, int line, dim3 grid, dim3 
                 size_t dynamic_shared, bool sync, const std::function<void()> &body,
                 const char *names, const EmuArgs &args);
 
+/* A launch of standard CUDA, k<<<grid, block, shared, stream>>>(args) (cuda/emu_rewrite.awk
+ * makes it AL_EMU_LAUNCH((grid, block, shared, stream), (args), k), al_cuda.h): the arguments
+ * are converted to the kernel's parameter types, as nvcc does, and the threads run as fibers
+ * (LAUNCH_SYNC's mode: a barrier or a shuffle needs no other launch). */
+struct EmuLaunchConfig {
+  dim3 grid, block;
+  size_t shared;
+};
+static inline EmuLaunchConfig emu_launch_config(dim3 grid, dim3 block, size_t shared = 0,
+                                                cudaStream_t = nullptr) {
+  return {grid, block, shared};
+}
+namespace { /* internal to each file: no weak global symbol in a kernel exercise's object */
+template <typename T> struct EmuSame {
+  using type = T;
+};
+template <typename... P> struct EmuKernelCall {
+  void (*kernel)(P...);
+  const char *name, *file;
+  int line;
+  const char *args;
+  EmuLaunchConfig cfg;
+  void operator()(typename EmuSame<P>::type... a) const {
+    void (*k)(P...) = kernel;
+    emu_launch(name, file, line, cfg.grid, cfg.block, cfg.shared, true, [=] { k(a...); }, args,
+               emu_args(a...));
+  }
+};
+template <typename... P>
+static inline EmuKernelCall<P...> emu_kernel_call(void (*k)(P...), const char *name,
+                                                  const char *file, int line, const char *args,
+                                                  EmuLaunchConfig cfg) {
+  return {k, name, file, line, args, cfg};
+}
+} // namespace
+
 /* The grid cap of the launchers (al_cuda.h's cap_grid): `hw`, or AL_CUDA_EMU_GRID_CAP from the
  * environment when smaller, so grid-stride loops take several trips in the tests. */
 long emu_grid_cap(long hw);
 /* The same cap set by a program (the grader's kernel tests, whose environment is empty);
- * 0: none. */
+ * 0: none. Set this way, it caps every launch's grid, through cap_grid or not. */
 void emu_set_grid_cap(long blocks);
 /* The next launch's grid came through cap_grid, cut by the cap or not: the tests list the
  * kernels whose grid no case outgrew (their grid-stride loops never took a second trip). */
@@ -216,6 +301,17 @@ struct EmuCopyStats {
 };
 EmuCopyStats emu_copy_stats(void);
 long emu_launch_count(void);
+/* The grader's kernel tests: every copy made while the log is on (emu_copy_log(true) clears
+ * it; take returns how many there were, the first max in out), and the bytes of device memory
+ * allocated now (cudaMalloc's, not yet freed). */
+struct EmuCopy {
+  const void *dst, *src;
+  size_t bytes;
+  int kind; /* cudaMemcpyKind */
+};
+void emu_copy_log(bool on);
+int emu_copy_log_take(EmuCopy *out, int max);
+size_t emu_device_bytes(void);
 
 /* Counters since the program started, for the per-step lines of the labs (backend.cu). A host
  * wait is every call that blocks the host until the GPU has caught up: a synchronous cudaMemcpy

@@ -22,11 +22,11 @@
  *     the lane), and the block size must be a multiple of 32.
  *   - the grid: blocks of 256 threads = 8 warps = 8 rows, and a GRID-STRIDE LOOP over rows:
  *       for (long r = (long)blockIdx.x * 8 + threadIdx.x / 32; r < rows; r += (long)gridDim.x * 8)
- *     launched from masked_softmax_cuda with the kit's macro for kernels that shuffle (it
- *     compiles for nvcc and for the emulator, which runs the lanes of a warp as fibers that
- *     meet at each shuffle):
- *       LAUNCH_SYNC(my_kernel, cap_grid((rows + 7) / 8, 8192), 256, 0, x, y, len, per, rows, keys);
- *     cap_grid caps the blocks (the grader lowers the cap to 2, so your loop must loop).
+ *     launched from masked_softmax_cuda as any CUDA kernel (the emulator runs the lanes of a
+ *     warp as fibers that meet at each shuffle):
+ *       my_kernel<<<cap_grid((rows + 7) / 8, 8192), 256>>>(x, y, len, per, rows, keys);
+ *     cap_grid (cuda/al_cuda.h) caps the blocks (the grader lowers the cap to 2, so your loop
+ *     must loop).
  *   - a row's three passes as in exercise 2.5: the max over the kept keys (-INFINITY for none),
  *     the exponentials expf(x - m) written to y and summed, then y scaled by 1 / sum and the
  *     tail (j >= n) written as zeros. Masked keys are simply left out of the max and the sum:

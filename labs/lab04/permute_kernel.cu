@@ -14,9 +14,9 @@
  *     int B, int C, int D, bool accumulate)`: thread r (a grid-stride loop over the A * B * C
  *     rows of x; the bound r < rows) takes row r = (a * B + b) * C + c of x and copies its D
  *     floats, j = 0 .. D - 1, to row (a * C + c) * B + b of y.
- *   - launch: LAUNCH(permute0213_naive_kernel, ew_blocks(rows, EW_THREADS), EW_THREADS, 0,
- *     x, y, A, B, C, D, accumulate != 0);  (256 threads a block; ew_blocks caps the grid and
- *     the grader lowers the cap to 2 blocks, so the loop must loop).
+ *   - launch: permute0213_naive_kernel<<<ew_blocks(rows, EW_THREADS), EW_THREADS>>>(x, y, A, B,
+ *     C, D, accumulate != 0);  (256 threads a block; ew_blocks caps the grid and the grader
+ *     lowers the cap to 2 blocks, so the loop must loop).
  *   It is correct and it is slow: the 32 lanes of a warp handle 32 different rows, so each of
  *   their loads is 32 floats D apart, each in a 32-byte sector of its own (32 sectors a request
  *   instead of 4). ./lab04 --device cuda on the emulated device prints its counters.
@@ -30,14 +30,14 @@
  *     request); TB = 1024 / (TC * D) steps, at most B and at least 1 (about 1024 floats a
  *     tile). Rows of the tile lie L floats apart in shared memory, L = TC * D + pad with
  *     pad = ((D - TC * D) % 32 + 32) % 32, so that L = D (mod 32) (why: below). Tiles:
- *     A * ceil(B / TB) * ceil(C / TC). Launch with LAUNCH_SYNC (the kernel has barriers):
- *       LAUNCH_SYNC(permute0213_tiled_kernel, cap_grid(tiles, 8192), 256, 0, x, y, A, B, C, D,
- *                   TB, TC, L, accumulate != 0);
+ *     A * ceil(B / TB) * ceil(C / TC). Launch:
+ *       permute0213_tiled_kernel<<<cap_grid(tiles, 8192), 256>>>(x, y, A, B, C, D, TB, TC, L,
+ *                                                                accumulate != 0);
  *     256 threads (8 warps) a block, one block per tile in a grid-stride loop over the tiles
  *     (for (long t = blockIdx.x; t < tiles; t += gridDim.x): every thread of the block takes
  *     every trip, so every thread meets every barrier). Also TB * L <= 2048: keep TB at most
  *     2048 / L.
- *   - kernel: SHARED_ARRAY(float, tile, 2048); per tile: its corner (b0 = tile's step * TB,
+ *   - kernel: __shared__ float tile[2048]; per tile: its corner (b0 = tile's step * TB,
  *     c0 = its head * TC), and how much of it lies inside x (the last tiles are partial: nbt
  *     steps, nct heads). Then
  *       read:  warp w copies tile rows bb = w, w + 8, ...: its lanes k = lane, lane + 32, ...
@@ -55,8 +55,7 @@
  *   D <= 1024 here (the kit gives longer rows to its own kernel).
  *
  * Use the kit's helpers from cuda/al_cuda.h: first_index(), grid_stride(), ew_blocks,
- * cap_grid, EW_THREADS, LAUNCH, LAUNCH_SYNC, SHARED_ARRAY (`<<<grid, block>>>` compiles only for
- * nvcc; LAUNCH compiles for the emulator too). There is no min/max for ints: write a ? b : c.
+ * cap_grid, EW_THREADS. There is no min/max for ints: write a ? b : c.
  *
  * Tests: tests/grade/lab04/test_permute_kernel.c.
  * Check: make grade LAB=04 runs both in the CUDA emulator, against the CPU's permute, at the

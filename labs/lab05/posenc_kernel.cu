@@ -16,9 +16,9 @@
  *            e += (long)gridDim.x * blockDim.x)
  *     with n = (long)rows * d. The condition e < n is the bound: the last block is usually
  *     only partly inside P, and a thread past the end must write nothing.
- *   - the launch, from positional_encoding_cuda, with the kit's macro (it compiles for nvcc
- *     and for the emulator; `<<<grid, block>>>` compiles only for nvcc):
- *       LAUNCH(posenc_kernel, cap_grid((n + 255) / 256, 1024), 256, 0, P, first_row, rows, d);
+ *   - the launch, from positional_encoding_cuda, in CUDA's syntax <<<blocks, threads a block>>>
+ *     (nvcc compiles it; the kit turns it into the emulator's launch for the tests):
+ *       posenc_kernel<<<cap_grid((n + 255) / 256, 1024), 256>>>(P, first_row, rows, d);
  *     Blocks of 256 threads (8 warps: consecutive threads write consecutive floats, so each
  *     warp's store is one coalesced 128-byte request), enough blocks to cover n, capped at 1024
  *     by cap_grid (more than a GPU runs at once only adds scheduling; the loop does the rest,

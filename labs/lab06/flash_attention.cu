@@ -10,7 +10,7 @@
  * How (chapters/06_transformer/lab06.c, "Attention in one kernel", says why):
  *   - ONE BLOCK PER TILE OF 32 QUERIES of one batch entry, ONE THREAD PER QUERY (32 threads: one
  *     warp); a grid-stride loop over the tiles, tile = b * ceil(queries / 32) + query tile.
- *   - Shared memory (dynamic: SHARED_DYNAMIC(float, sh), sized by the launch) for the tile's Q
+ *   - Shared memory (dynamic: extern __shared__ float sh[]; sized by the launch) for the tile's Q
  *     rows, each thread's output accumulator acc, and one tile of 32 rows of K and of V.
  *     Pad the per-thread rows (Q and acc) to d + 1 and dv + 1 floats: thread i then reads
  *     row i's element c in bank (i * (d + 1) + c) % 32, all different — unpadded with d = 32,
@@ -25,8 +25,9 @@
  *       l = l * corr + p;   acc = acc * corr + p * V[j];   m = m_new
  *     At the end O = acc / l (zeros when l = 0: no valid key). The result equals the softmax
  *     of the whole row, but K and V are read once per tile of queries, not once per query.
- *   - The launch: LAUNCH_SYNC (barriers), cap_grid(tiles, 65535) blocks of 32 threads, the
- *     shared bytes as the fourth argument.
+ *   - The launch: kernel<<<cap_grid(tiles, 65535), 32, shared_bytes>>>(...): blocks of 32
+ *     threads, the bytes of dynamic shared memory third. A block may hold 48 KB of shared
+ *     memory in all (static and dynamic): a GPU refuses a launch that asks for more.
  * Tests: tests/grade/lab06/test_flash_attention.c.
  * Check: make grade LAB=06 runs it in the CUDA emulator with its sanitizers (a race, a missing
  *   barrier, a read past K's end score 0, the report shown), at the lab's shapes and uneven

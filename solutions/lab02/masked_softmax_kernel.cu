@@ -59,14 +59,12 @@ static __global__ void masked_softmax_warp_backward_kernel(const float *y, const
 static unsigned blocks_for(long rows) { return cap_grid((rows + WARPS - 1) / WARPS, 8192); }
 
 int masked_softmax_cuda(const float *x, float *y, const int *len, long per, long rows, int keys) {
-  LAUNCH_SYNC(masked_softmax_warp_kernel, blocks_for(rows), THREADS, 0, x, y, len, per, rows,
-              keys);
+  masked_softmax_warp_kernel<<<blocks_for(rows), THREADS>>>(x, y, len, per, rows, keys);
   return 0;
 }
 
 int masked_softmax_cuda_backward(const float *y, const float *g, float *dx, long rows, int keys,
                                  bool fresh) {
-  LAUNCH_SYNC(masked_softmax_warp_backward_kernel, blocks_for(rows), THREADS, 0, y, g, dx, rows,
-              keys, fresh);
+  masked_softmax_warp_backward_kernel<<<blocks_for(rows), THREADS>>>(y, g, dx, rows, keys, fresh);
   return 0;
 }

@@ -28,8 +28,8 @@ static __global__ void permute0213_naive_kernel(const float *x, float *y, int A,
 int permute0213_naive_cuda(const float *x, float *y, int A, int B, int C, int D,
                            int accumulate) {
   const long rows = (long)A * B * C;
-  LAUNCH(permute0213_naive_kernel, ew_blocks(rows, EW_THREADS), EW_THREADS, 0, x, y, A, B, C, D,
-         accumulate != 0);
+  permute0213_naive_kernel<<<ew_blocks(rows, EW_THREADS), EW_THREADS>>>(x, y, A, B, C, D,
+                                                                        accumulate != 0);
   return 0;
 }
 
@@ -51,7 +51,7 @@ enum {
  * bb and bb + 1 would share banks: a 4-way conflict on every read. */
 static __global__ void permute0213_tiled_kernel(const float *x, float *y, int A, int B, int C,
                                                 int D, int TB, int TC, int L, bool accumulate) {
-  SHARED_ARRAY(float, tile, PT_SHARED); /* (TB, L): TB rows of TC * D floats, padded */
+  __shared__ float tile[PT_SHARED]; /* (TB, L): TB rows of TC * D floats, padded */
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   const long nb = (B + TB - 1) / TB, nc = (C + TC - 1) / TC, tiles = (long)A * nb * nc;
   /* t depends only on the block: every thread takes every trip and meets every barrier */
@@ -89,7 +89,7 @@ int permute0213_tiled_cuda(const float *x, float *y, int A, int B, int C, int D,
   if (TB > B) TB = B;
   if (TB < 1) TB = 1;
   const long tiles = (long)A * ((B + TB - 1) / TB) * ((C + TC - 1) / TC);
-  LAUNCH_SYNC(permute0213_tiled_kernel, cap_grid(tiles, 8192), PT_THREADS, 0, x, y, A, B, C, D,
-              TB, TC, L, accumulate != 0);
+  permute0213_tiled_kernel<<<cap_grid(tiles, 8192), PT_THREADS>>>(x, y, A, B, C, D, TB, TC, L,
+                                                                  accumulate != 0);
   return 0;
 }

@@ -22,7 +22,7 @@ static __global__ void posenc_kernel(float *P, int first_row, int rows, int d) {
 int positional_encoding_cuda(float *P, int first_row, int rows, int num_hiddens) {
   enum { THREADS = 256 }; /* 8 warps a block; consecutive threads write consecutive floats */
   const long n = (long)rows * num_hiddens;
-  LAUNCH(posenc_kernel, cap_grid((n + THREADS - 1) / THREADS, 1024), THREADS, 0, P, first_row,
-         rows, num_hiddens);
+  posenc_kernel<<<cap_grid((n + THREADS - 1) / THREADS, 1024), THREADS>>>(P, first_row, rows,
+                                                                        num_hiddens);
   return 0;
 }

@@ -16,7 +16,7 @@ static __global__ void flash_attention_kernel(const float *Q, const float *K, co
                                               const int *valid_lens, long rows_per_len,
                                               float *O, int batch, int queries, int keys, int d,
                                               int dv, float scale) {
-  SHARED_DYNAMIC(float, sh);
+  extern __shared__ float sh[]; /* the launch's shared_bytes */
   float *q_tile = sh;                        /* (TILE, d + 1): padded, see below */
   float *acc = q_tile + TILE * (d + 1);      /* (TILE, dv + 1) */
   float *k_tile = acc + TILE * (dv + 1);     /* (TILE, d) */
@@ -67,7 +67,7 @@ int flash_attention_cuda(const float *Q, const float *K, const float *V, const i
   if (tiles == 0) return 0;
   const size_t shared = sizeof(float) * (size_t)(TILE * (d + 1) + TILE * (dv + 1) + TILE * d +
                                                  TILE * dv);
-  LAUNCH_SYNC(flash_attention_kernel, cap_grid(tiles, 65535), TILE, shared, Q, K, V, valid_lens,
-              rows_per_len, O, batch, queries, keys, d, dv, scale);
+  flash_attention_kernel<<<cap_grid(tiles, 65535), TILE, shared>>>(
+      Q, K, V, valid_lens, rows_per_len, O, batch, queries, keys, d, dv, scale);
   return 0;
 }

@@ -38,7 +38,7 @@ static __device__ float block_reduce_sum(float v, float *red) {
 static __global__ void layer_norm_block_kernel(const float *x, const float *gamma,
                                                const float *beta, float *y, float *stats,
                                                long rows, int D, float eps) {
-  SHARED_ARRAY(float, red, LN_MAX_THREADS);
+  __shared__ float red[LN_MAX_THREADS];
   /* r depends only on the block: every thread takes every trip and meets every barrier */
   for (long r = blockIdx.x; r < rows; r += gridDim.x) {
     const float *xr = x + r * D; /* (D) */
@@ -67,8 +67,8 @@ static int ln_threads(int D) {
 
 int layer_norm_cuda(const float *x, const float *gamma, const float *beta, float *y,
                     float *stats, long rows, int D, float eps) {
-  LAUNCH_SYNC(layer_norm_block_kernel, cap_grid(rows, 8192), ln_threads(D), 0, x, gamma, beta,
-              y, stats, rows, D, eps);
+  layer_norm_block_kernel<<<cap_grid(rows, 8192), ln_threads(D)>>>(x, gamma, beta, y, stats,
+                                                                   rows, D, eps);
   return 0;
 }
 
@@ -78,7 +78,7 @@ int layer_norm_cuda(const float *x, const float *gamma, const float *beta, float
 static __global__ void layer_norm_dx_block_kernel(const float *x, const float *gamma,
                                                   const float *stats, const float *g, float *dx,
                                                   long rows, int D, bool fresh) {
-  SHARED_ARRAY(float, red, LN_MAX_THREADS);
+  __shared__ float red[LN_MAX_THREADS];
   for (long r = blockIdx.x; r < rows; r += gridDim.x) {
     const float *xr = x + r * D, *gr = g + r * D; /* (D) each */
     const float mean = stats[2 * r], rstd = stats[2 * r + 1];
@@ -106,8 +106,8 @@ static __global__ void layer_norm_dx_block_kernel(const float *x, const float *g
 static __global__ void layer_norm_cols_block_kernel(const float *x, const float *stats,
                                                     const float *g, float *dgamma, float *dbeta,
                                                     long rows, int D) {
-  SHARED_ARRAY(float, pg, LN_GROUPS * LN_COLS); /* (groups, cols): partial sums of g * xhat */
-  SHARED_ARRAY(float, pb, LN_GROUPS * LN_COLS); /* (groups, cols): partial sums of g */
+  __shared__ float pg[LN_GROUPS * LN_COLS]; /* (groups, cols): partial sums of g * xhat */
+  __shared__ float pb[LN_GROUPS * LN_COLS]; /* (groups, cols): partial sums of g */
   const int col = threadIdx.x % LN_COLS, grp = threadIdx.x / LN_COLS;
   for (long c0 = (long)blockIdx.x * LN_COLS; c0 < D; c0 += (long)gridDim.x * LN_COLS) {
     const long c = c0 + col;
@@ -137,10 +137,10 @@ static __global__ void layer_norm_cols_block_kernel(const float *x, const float 
 int layer_norm_grad_cuda(const float *x, const float *gamma, const float *stats, const float *g,
                          float *dx, float *dgamma, float *dbeta, long rows, int D, int fresh) {
   if (dx)
-    LAUNCH_SYNC(layer_norm_dx_block_kernel, cap_grid(rows, 8192), ln_threads(D), 0, x, gamma,
-                stats, g, dx, rows, D, fresh != 0);
+    layer_norm_dx_block_kernel<<<cap_grid(rows, 8192), ln_threads(D)>>>(x, gamma, stats, g, dx,
+                                                                         rows, D, fresh != 0);
   if (dgamma || dbeta)
-    LAUNCH_SYNC(layer_norm_cols_block_kernel, cap_grid((D + LN_COLS - 1) / LN_COLS, 8192),
-                LN_COLS * LN_GROUPS, 0, x, stats, g, dgamma, dbeta, rows, D);
+    layer_norm_cols_block_kernel<<<cap_grid((D + LN_COLS - 1) / LN_COLS, 8192),
+                                   LN_COLS * LN_GROUPS>>>(x, stats, g, dgamma, dbeta, rows, D);
   return 0;
 }

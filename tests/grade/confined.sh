@@ -13,7 +13,9 @@
 #       which the emulator leaves empty), so that it too has no constructor. Any failure — a
 #       compile error, a refused include, a limit — leaves STUB (the kit's stub) as OBJ and the
 #       reason in NOTE, so the file's exercises score 0 and the rest is graded; success removes
-#       NOTE.
+#       NOTE. A .cu is standard CUDA: cuda/emu_rewrite.awk (confined too, line for line) first
+#       turns its launches and __shared__ declarations into the emulator's forms; what it cannot
+#       read is refused with its line.
 #       With VEC_INFO=1 in the environment (grade.mk: the kernel track's C loops), a compiled
 #       file is also compiled for AVX2 (-O3 -march=x86-64-v3, confined as above, from the same
 #       checked text) and NOTE's sibling NAME.vec.txt says, for information, which of its loops
@@ -50,7 +52,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" \
   "$here/kit_answers.txt" "$here/keep_symbols.sh" "$here/device_check.sh" \
-  "$here/device_symbols.txt" "$t/"
+  "$here/device_symbols.txt" "$here/../../cuda/emu_rewrite.awk" "$t/"
 mkdir -p "$t/w"
 
 # Run "$@" in $t/w as the unprivileged user, with the limits; its stdout+stderr go to $t/log
@@ -136,6 +138,10 @@ o=${rel%.*}.o
 # One step, confined: preprocess (checked as a stream), compile the checked text, check the
 # object's symbols and sections, make non-exercise globals local.
 step='in=$1; o=$2; shift 2
+if [ "$PPLANG" = c++-cpp-output ]; then
+  awk -v F="$in" -f "$T/emu_rewrite.awk" "$in" >"$T/rw.cu" 2>"$T/why" || exit 3
+  cat "$T/rw.cu" >"$in"
+fi
 { "$@" -I "$INC" -E "$in" 2>&3 | awk -v MAIN="$in" -v CWD="$T/w" -v ALLOW="$ALLOW" \
     -v WHY="$T/why" -f "$T/include_check.awk" >"$T/x.i"
   echo "${PIPESTATUS[*]}" >"$T/pp.status"; } 3>&1
@@ -187,9 +193,6 @@ fi
 {
   case $reason in
   *:) echo "grade: $rel ${reason%:} (graded as the kit's stub: its exercises score 0):"
-      case $rel in *.cu) grep -q '<<<' "$staged" &&
-        echo "  (a kernel exercise is compiled for the CUDA emulator too: launch with LAUNCH(kernel, grid, block, shared_bytes, args...) from cuda/al_cuda.h; <<<...>>> compiles only for nvcc)" ;;
-      esac
       # the checks' own lines, or the compiler's errors (with their context), or the log's head
       { grep -a '^grade: ' "$t/log" || grep -a -A3 -E 'error|Error' "$t/log" ||
         grep -av '^\[log cut' "$t/log"; } | head -n 15 | sed 's/^/  /' ;;

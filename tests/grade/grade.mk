@@ -85,9 +85,10 @@ $(GKIT)/stubs/%.o: $(GINC)/stubs/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 # (memcheck, initcheck, racecheck) like the tests' build of cuda/ (the Makefile's EMU_*).
 GRADE_CU_CC = $(CXX_EMU) $(EMU_CXXFLAGS) $(EMU_INSTRUMENT) -O2 -x c++
 GRADE_CU_FILES := $(filter lab%.cu,$(file <tests/grade/manifest.txt))
-$(GRADE_CU_FILES:%.cu=$(GKIT)/stubs/%.o): $(GKIT)/stubs/%.o: $(GINC)/stubs/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
+# Standard CUDA made the emulator's C++ first (the Makefile's EMU_CU_PIPE, cuda/emu_rewrite.awk).
+$(GRADE_CU_FILES:%.cu=$(GKIT)/stubs/%.o): $(GKIT)/stubs/%.o: $(GINC)/stubs/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP) cuda/emu_rewrite.awk
 	@mkdir -p $(@D)
-	$(GRADE_CU_CC) -fmacro-prefix-map=$(GINC)/stubs/= -I$(GINC_I) -c $< -o $@
+	$(call EMU_CU_PIPE,$*.cu) $(subst -x c++,,$(GRADE_CU_CC)) -I$(GINC_I) $(EMU_CU_IN)
 # Every runner holds the emulator (kit code): the kernel tests run the student's kernels in it
 # (tests/grade/kernel_test.h).
 RUNNER_EMU := $(GKIT)/tests/grade/kernel_test.o $(B)/emu/cuda/emu.o
@@ -228,9 +229,9 @@ REF_RAW := $(B)/solutions/sub
 $(REF_RAW)/%.raw.o: solutions/%.c $(FLAGS_STAMP) $(GINC_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -I$(GINC_I) -c $< -o $@
-$(patsubst solutions/%.cu,$(REF_RAW)/%.raw.o,$(wildcard solutions/lab*/*.cu)): $(REF_RAW)/%.raw.o: solutions/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP)
+$(patsubst solutions/%.cu,$(REF_RAW)/%.raw.o,$(wildcard solutions/lab*/*.cu)): $(REF_RAW)/%.raw.o: solutions/%.cu $(FLAGS_STAMP) $(GINC_STAMP) $(EMU_STAMP) cuda/emu_rewrite.awk
 	@mkdir -p $(@D)
-	$(GRADE_CU_CC) -I$(GINC_I) -c $< -o $@
+	$(call EMU_CU_PIPE,$<) $(subst -x c++,,$(GRADE_CU_CC)) -I$(GINC_I) $(EMU_CU_IN)
 $(REF_OUT)/sub/%.o: $(REF_RAW)/%.raw.o tests/grade/exercise_symbols.txt tests/grade/keep_symbols.sh
 	@mkdir -p $(@D)
 	$(if $(GRADE_PRACTICE),cp $< $@,bash tests/grade/keep_symbols.sh $< tests/grade/exercise_symbols.txt >$@.keep && \

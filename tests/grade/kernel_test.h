@@ -29,6 +29,14 @@ void kt_free(void *dev);
  * AL_CUDA_EMU_GRID_CAP): a grid-stride loop must loop. 0: the launcher's own cap. */
 void kt_grid_cap(long blocks);
 
+/* The student's launcher did the work on the device (KT_LAUNCHER below): kt_watch_begin before
+ * the call; kt_watch_end after it returns 1, or 0 with why in msg: it launched no kernel, copied
+ * a test buffer (kt_alloc/kt_upload*) to the host or wrote one from the host with cudaMemcpy
+ * (loops on the host), or kept more device memory after a repeated call of `launcher` than
+ * after its first (a leak: every training step calls it). */
+void kt_watch_begin(void);
+int kt_watch_end(const char *launcher, char *msg, int size);
+
 /* The emulator's memory counters of the kernels launched between kt_profile_begin and
  * kt_profile_end, summed (cuda/README.md, "The profiler"). */
 typedef struct {
@@ -54,6 +62,16 @@ _Static_assert((int)KT_NCOUNTERS == (int)CNT_N, "KtCounters and record.h's CNT_*
  * points a coalesced permute or a fused attention that reads K and V once earns. Measured in
  * the student's process, like every value it sends: the grade refuses a .cu that calls the
  * emulator's profiler (check_submission.sh), but these are evidence, as the values are. */
+/* rc = KT_LAUNCHER(launcher(args...), "launcher"): the call, watched (kt_watch_end); a launcher
+ * that returned 0 without doing its work on the device fails a check saying why. */
+#define KT_LAUNCHER(call, name) kt_launcher_(__FILE__, __LINE__, (kt_watch_begin(), (call)), (name))
+static inline int kt_launcher_(const char *file, int line, int rc, const char *name) {
+  char msg[512];
+  const int on_device = kt_watch_end(name, msg, (int)sizeof msg);
+  if (rc == 0) grade_expect_(file, line, on_device, "%s: %s", name, msg);
+  return rc;
+}
+
 #define EXPECT_COUNTERS(c, what)                                                             \
   kt_expect_counters_(__FILE__, __LINE__, &(c), 0, 0, GRADE_WHAT(what))
 #define EXPECT_COUNTERS_WITHIN(c, metrics, factor, what)                                     \

@@ -20,7 +20,13 @@ stage=$(cd "${staged%/*}/.." && pwd) || exit 2
 mkdir -p "$(dirname "$obj")" "$(dirname "$note")" || exit 2
 abs_obj=$(cd "$(dirname "$obj")" && pwd)/${obj##*/}
 log=$(cd "$(dirname "$note")" && pwd)/${note##*/}.log
-if (cd "$stage" && "$@" -I "$inc" -c "$rel" -o "$abs_obj.tmp") >"$log" 2>&1; then
+src=$rel
+case $rel in *.cu) # standard CUDA made the emulator's C++ first, line for line (as confined.sh)
+  src=$rel.emu.cu
+  awk -v F="$rel" -v LINE=1 -f "$(cd "$(dirname "$0")/../../cuda" && pwd)/emu_rewrite.awk" \
+    "$stage/$rel" >"$stage/$src" 2>"$log" || src= ;;
+esac
+if [ -n "$src" ] && (cd "$stage" && "$@" -I "$inc" -iquote "${rel%/*}" -c "$src" -o "$abs_obj.tmp") >>"$log" 2>&1; then
   mv -f "$abs_obj.tmp" "$abs_obj"
   rm -f "$note" "$log"
   exit 0
@@ -28,7 +34,7 @@ fi
 rm -f "$abs_obj.tmp"
 {
   echo "grade: $rel does not compile (graded as the kit's stub: its exercises score 0):"
-  grep -A3 -E 'error' "$log" | head -n 15 | sed 's/^/  /'
+  grep -A3 -E 'error|cannot read' "$log" | head -n 15 | sed 's/^/  /'
 } >"$note"
 rm -f "$log"
 cp "$stub" "$abs_obj"

@@ -11,6 +11,8 @@
  *    2-way conflict, 1 replay per request.
  * Prints "ok/FAIL counters/NAME: ..." and "N passed, N failed, 0 skipped". */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "plant.h"
 
@@ -39,6 +41,27 @@ static __global__ void shared_width_kernel(float *out) {
   f[2 * t] = (float)t;
   __syncthreads();
   out[t] = (float)d[31 - t] + f[2 * (31 - t)];
+}
+
+/* The warp votes, __shfl_up_sync, __syncwarp and the integer atomics (emu.cpp), on values known
+ * by hand; one warp, lane l's predicate l % 3 == 0. ints (42), zeros first:
+ * [0] max of 7 l mod 31, [1] min of -l, [2] lanes whose atomicCAS(0 -> l + 1) found 0, [3] a
+ * count by atomicAdd, [4] the ballot, [5] any(l == 31), [6] all(l < 32), [7] any(l > 40),
+ * [8] atomicSub, [10 + l] lane l's __shfl_up_sync of l by 1 */
+static __global__ void intrinsics_kernel(int *ints) {
+  const int l = threadIdx.x;
+  const unsigned b = __ballot_sync(0xffffffffu, l % 3 == 0);
+  const int any = __any_sync(0xffffffffu, l == 31), all = __all_sync(0xffffffffu, l < 32);
+  const int none = __any_sync(0xffffffffu, l > 40);
+  const int up = __shfl_up_sync(0xffffffffu, l, 1);
+  atomicMax(&ints[0], 7 * l % 31);
+  atomicMin(&ints[1], -l);
+  atomicAdd(&ints[2], atomicCAS(&ints[9], 0, l + 1) == 0);
+  atomicAdd(&ints[3], 1);
+  atomicSub(&ints[8], 2);
+  ints[10 + l] = up;
+  __syncwarp();
+  if (l == 0) ints[4] = (int)b, ints[5] = any, ints[6] = all, ints[7] = none;
 }
 
 static int passed, failed;
@@ -93,6 +116,23 @@ int counters_main(void) {
   expect("shared doubles and stride-2 floats", (double)(p.sh_wavefronts - p.sh_req), 2,
          "replays (none for the doubles, one per stride-2 request)");
   emu_profile(false);
+  int *ints = (int *)plant_floats(42, 0.0f), h[42];
+  LAUNCH_SYNC(intrinsics_kernel, 1, 32, 0, ints);
+  float *hf = plant_to_host((const float *)ints, 42);
+  memcpy(h, hf, sizeof h);
+  free(hf);
+  unsigned every3 = 0;
+  for (int l = 0; l < 32; l += 3) every3 |= 1u << l;
+  expect("intrinsics", h[0], 30, "atomicMax of 7 l mod 31");
+  expect("intrinsics", h[1], -31, "atomicMin of -l");
+  expect("intrinsics", h[2], 1, "lanes whose atomicCAS found 0 (one wins)");
+  expect("intrinsics", h[3], 32, "atomicAdd count");
+  expect("intrinsics", h[8], -64, "atomicSub of 2 by 32 lanes");
+  expect("intrinsics", (unsigned)h[4] == every3, 1, "__ballot_sync(l % 3 == 0) is lanes 0, 3, .., 30");
+  expect("intrinsics", h[5] * 4 + h[6] * 2 + h[7], 6, "__any_sync(l == 31), __all_sync(l < 32), not __any_sync(l > 40)");
+  int ups = 0;
+  for (int l = 0; l < 32; l++) ups += h[10 + l] == (l ? l - 1 : 0);
+  expect("intrinsics", ups, 32, "lanes whose __shfl_up_sync(l, 1) is l - 1 (lane 0: its own)");
   printf("%d passed, %d failed, 0 skipped\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -24,7 +24,7 @@ static bool check_shape_(PermuteFn fn, const char *name, int A, int B, int C, in
   kt_grid_cap(2);
   float *dx = kt_upload(x, n), *dy = acc ? kt_upload(y0, n) : kt_alloc(n); /* fresh: NaN */
   if (counters) kt_profile_begin();
-  int rc = fn(dx, dy, A, B, C, D, acc);
+  int rc = KT_LAUNCHER(fn(dx, dy, A, B, C, D, acc), name);
   KtCounters cnt = {0};
   if (counters) cnt = kt_profile_end();
   char what[160];
@@ -100,7 +100,7 @@ static bool tiled_counters(int A, int B, int C, int D, KtCounters *c) {
   kt_grid_cap(0);
   float *dx = kt_upload(x, n), *dy = kt_alloc(n);
   kt_profile_begin();
-  int rc = permute0213_tiled_cuda(dx, dy, A, B, C, D, 0);
+  int rc = KT_LAUNCHER(permute0213_tiled_cuda(dx, dy, A, B, C, D, 0), "permute0213_tiled_cuda");
   *c = kt_profile_end();
   EXPECT_NEAR(rc, 0, 0, "permute0213_tiled_cuda's return value (-1 means not implemented)");
   if (rc == 0) {

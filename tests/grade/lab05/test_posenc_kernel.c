@@ -17,7 +17,7 @@ static void check_rows_(int first, int rows, int d, double tol, double store_fac
   kt_grid_cap(2);
   float *P = kt_alloc(n); /* (rows, d), NaN and unwritten: every element must be written */
   kt_profile_begin();
-  int rc = positional_encoding_cuda(P, first, rows, d);
+  int rc = KT_LAUNCHER(positional_encoding_cuda(P, first, rows, d), "positional_encoding_cuda");
   KtCounters counters = kt_profile_end();
   EXPECT_NEAR(rc, 0, 0, "positional_encoding_cuda's return value (-1 means not implemented)");
   if (rc != 0) {

@@ -23,7 +23,8 @@ static void fill(float *x, long n, unsigned seed) {
 #if GRADE_REF
 /* O (B, Tq, dv) of the formula in double: softmax over the first len keys of each row. */
 static void attention_ref(const float *Q, const float *K, const float *V, const int *len,
-                          long per, float *O, int B, int Tq, int Tk, int d, int dv) {
+                          long per, float *O, int B, int Tq, int Tk, int d, int dv,
+                          double scale) {
   double *s = malloc(sizeof(double) * (size_t)(Tk > 0 ? Tk : 1));
   for (long r = 0; r < (long)B * Tq; r++) {
     const long b = r / Tq;
@@ -32,7 +33,7 @@ static void attention_ref(const float *Q, const float *K, const float *V, const 
     for (int j = 0; j < keys; j++) {
       double dot = 0;
       for (int c = 0; c < d; c++) dot += (double)Q[r * d + c] * K[(b * Tk + j) * d + c];
-      s[j] = dot / sqrt((double)d);
+      s[j] = dot * scale;
       m = fmax(m, s[j]);
     }
     for (int j = 0; j < keys; j++) sum += s[j] = exp(s[j] - m);
@@ -46,13 +47,16 @@ static void attention_ref(const float *Q, const float *K, const float *V, const 
 }
 #endif
 
-/* One launch at (B, Tq, Tk, d, dv) with a mask; the output checked against the formula; the
- * memory counters returned through *counters (shown beside the reference's). */
-static void check_case(int B, int Tq, int Tk, int d, int dv, int mask, KtCounters *counters) {
+/* One launch at (B, Tq, Tk, d, dv) with a mask, Q and K in [-amp, amp), the given scale; the
+ * output checked against the formula within tol; the memory counters returned through
+ * *counters (shown beside the reference's). */
+static void check_case_(int B, int Tq, int Tk, int d, int dv, int mask, KtCounters *counters,
+                        float scale, float amp, double tol) {
   const long nq = (long)B * Tq * d, nk = (long)B * Tk * d, nv = (long)B * Tk * dv,
              no = (long)B * Tq * dv;
   float *hq = malloc(sizeof(float) * (size_t)(nq + nk + nv + 1)), *hk = hq + nq, *hv = hk + nk;
   fill(hq, nq, 1), fill(hk, nk, 2), fill(hv, nv, 3);
+  for (long e = 0; e < nq + nk; e++) hq[e] *= amp; /* Q and K: scores of order amp^2 sqrt(d) */
   /* lengths: per batch row (a 0: a row of zeros; Tk: every key; the rest between), or
    * causal per (batch row, query): query i sees keys 0 .. i */
   long nl = mask == MASK_BATCH ? B : mask == MASK_CAUSAL ? (long)B * Tq : 0, per = 1;
@@ -67,7 +71,8 @@ static void check_case(int B, int Tq, int Tk, int d, int dv, int mask, KtCounter
   int *L = nl ? kt_upload_ints(hl, nl) : NULL;
   float *O = kt_alloc(no); /* NaN and unwritten: every output must be written */
   kt_profile_begin();
-  int rc = flash_attention_cuda(Q, K, V, L, per, O, B, Tq, Tk, d, dv, 1.0f / sqrtf((float)d));
+  int rc = KT_LAUNCHER(flash_attention_cuda(Q, K, V, L, per, O, B, Tq, Tk, d, dv, scale),
+                       "flash_attention_cuda");
   *counters = kt_profile_end();
   EXPECT_NEAR(rc, 0, 0, "flash_attention_cuda's return value (-1 means not implemented)");
   float *got = malloc(sizeof(float) * (size_t)(no + 1));
@@ -77,19 +82,25 @@ static void check_case(int B, int Tq, int Tk, int d, int dv, int mask, KtCounter
   if (rc == 0) {
 #if GRADE_REF
     float *want = malloc(sizeof(float) * (size_t)(no + 1));
-    attention_ref(hq, hk, hv, nl ? hl : NULL, per, want, B, Tq, Tk, d, dv);
+    attention_ref(hq, hk, hv, nl ? hl : NULL, per, want, B, Tq, Tk, d, dv, scale);
 #endif
     char what[160];
-    GRADE_MSG(what, "O (batch %d, queries %d, dv %d) with %d keys, d = %d, %s", B, Tq, dv, Tk, d,
+    GRADE_MSG(what, "O (batch %d, queries %d, dv %d) with %d keys, d = %d, scale %g, Q and K "
+              "in [-%g, %g), %s", B, Tq, dv, Tk, d, scale, amp, amp,
               mask == MASK_NONE ? "no mask" : mask == MASK_BATCH ? "a length per batch row "
               "(row 0: length 0, all zeros)" : "causal lengths (query i sees keys 0..i)");
-    /* |O| <= 1, sums of up to 97 terms in float32 and exp's rounding: 1e-5 */
-    EXPECT_CLOSE(got, want, no, 1e-5, 0, what);
+    EXPECT_CLOSE(got, want, no, tol, 0, what);
 #if GRADE_REF
     free(want);
 #endif
   }
   free(got), free(hq), free(hl);
+}
+
+/* at d2l's scale 1/sqrt(d), Q and K in [-1, 1): |O| <= 1, sums of up to 97 terms in float32
+ * and exp's rounding: 1e-5 */
+static void check_case(int B, int Tq, int Tk, int d, int dv, int mask, KtCounters *counters) {
+  check_case_(B, Tq, Tk, d, dv, mask, counters, 1.0f / sqrtf((float)d), 1.0f, 1e-5);
 }
 
 GRADED_TEST(lab06_flash_attention, 2,
@@ -114,13 +125,17 @@ GRADED_TEST(lab06_flash_attention_causal, 2,
 GRADED_TEST(lab06_flash_attention_uneven, 2,
             "6.8 flash_attention_cuda at uneven sizes: 1 of everything; 31, 33 and 97 queries "
             "(several tiles, a partial last one; grid capped at 2 blocks); 37 and 65 keys; "
-            "dv != d; no keys at all") {
+            "dv != d; no keys at all; scores up to about +-150 at scale 0.9, not 1/sqrt(d) "
+            "(exp of an unshifted score overflows past 88)") {
   KtCounters c;
   check_case(1, 1, 1, 1, 1, MASK_NONE, &c);
   check_case(3, 31, 33, 8, 8, MASK_BATCH, &c);
   check_case(2, 33, 37, 16, 5, MASK_CAUSAL, &c);
   check_case(2, 97, 65, 8, 8, MASK_BATCH, &c);
   check_case(2, 3, 0, 8, 8, MASK_NONE, &c); /* nothing to attend to: zeros */
+  /* Q, K in [-5, 5), d = 16: dot products of spread ~33, the largest past +-100; the softmax
+   * is then nearly one-hot and s - m loses ulps of 100 (8e-6) in float32: 1e-4 */
+  check_case_(2, 33, 40, 16, 8, MASK_BATCH, &c, 0.9f, 5.0f, 1e-4);
 }
 
 GRADED_TEST(lab06_flash_attention_reads, 2,

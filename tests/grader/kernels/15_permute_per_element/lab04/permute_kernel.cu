@@ -28,8 +28,8 @@ static __global__ void permute0213_naive_kernel(const float *x, float *y, int A,
 int permute0213_naive_cuda(const float *x, float *y, int A, int B, int C, int D,
                            int accumulate) {
   const long rows = (long)A * B * C;
-  LAUNCH(permute0213_naive_kernel, ew_blocks(rows, EW_THREADS), EW_THREADS, 0, x, y, A, B, C, D,
-         accumulate != 0);
+  permute0213_naive_kernel<<<ew_blocks(rows, EW_THREADS), EW_THREADS>>>(x, y, A, B, C, D,
+                                                                        accumulate != 0);
   return 0;
 }
 
@@ -48,7 +48,7 @@ static __global__ void permute0213_element_kernel(const float *x, float *y, int 
 int permute0213_tiled_cuda(const float *x, float *y, int A, int B, int C, int D,
                            int accumulate) {
   const long n = (long)A * B * C * D;
-  LAUNCH(permute0213_element_kernel, ew_blocks(n, EW_THREADS), EW_THREADS, 0, x, y, A, B, C, D,
-         accumulate != 0);
+  permute0213_element_kernel<<<ew_blocks(n, EW_THREADS), EW_THREADS>>>(x, y, A, B, C, D,
+                                                                       accumulate != 0);
   return 0;
 }
