@@ -205,11 +205,48 @@ static bool validate_tests(void) {
   return ok;
 }
 
-/* Labs in order; within a lab the handed-out tests first, then file and definition order. */
+/* The exercise number a test's description starts with ("2.1 masked_softmax ..." -> 201,
+ * "4.4,4.5 ..." -> 404); INT_MAX when it starts with none (such tests go last). */
+static int exercise_number(const char *desc) {
+  char *end;
+  long major = strtol(desc, &end, 10);
+  if (end == desc || *end != '.' || end[1] < '0' || end[1] > '9') return INT_MAX;
+  long minor = strtol(end + 1, &end, 10);
+  return major < 0 || major > 99 || minor < 0 || minor > 99 ? INT_MAX : (int)(major * 100 + minor);
+}
+
+/* The exercise a test belongs to by its file: "masked_softmax" for
+ * tests/grade/lab02/test_masked_softmax.c; "" for another name. */
+static const char *exercise_stem(const Graded *t, size_t *len) {
+  const char *f = short_path(t->file), *base = strrchr(f, '/');
+  base = base ? base + 1 : f;
+  size_t n = strlen(base);
+  if (strncmp(base, "test_", 5) || n < 8 || strcmp(base + n - 2, ".c")) {
+    *len = 0;
+    return "";
+  }
+  *len = n - 7;
+  return base + 5;
+}
+
+/* Whether --only TEXT names the exercise of t exactly: its number ("2.1") or its test file's
+ * exercise ("masked_softmax", not masked_softmax_rows). */
+static bool names_exercise(const Graded *t, const char *only) {
+  size_t n = strlen(only), len;
+  const char *stem = exercise_stem(t, &len);
+  if (len && len == n && !strncmp(stem, only, n)) return true;
+  return n && !strncmp(t->desc, only, n) && (t->desc[n] == ' ' || t->desc[n] == ',') &&
+         exercise_number(only) != INT_MAX;
+}
+
+/* Labs in order; within a lab the handed-out tests first, then exercise number (2.1, 2.2,
+ * ..., not file names), file and definition order. */
 static int cmp_tests(const void *pa, const void *pb) {
   const Graded *a = pa, *b = pb;
   if (a->lab != b->lab) return a->lab < b->lab ? -1 : 1;
   if (a->hidden != b->hidden) return a->hidden ? 1 : -1;
+  int ea = exercise_number(a->desc), eb = exercise_number(b->desc);
+  if (ea != eb) return ea < eb ? -1 : 1;
   int c = strcmp(short_path(a->file), short_path(b->file));
   if (c) return c;
   return (a->seq > b->seq) - (a->seq < b->seq);
@@ -239,14 +276,16 @@ static _Noreturn void usage(int status) {
           "  --reference DIR  the reference solution's runners: the expected values come\n"
           "                   from them (without: each run is judged against its own)\n"
           "  --lab NN      grade one lab (02, 2 or lab02)\n"
-          "  --only TEXT   only tests whose name contains TEXT\n"
+          "  --only TEXT   one exercise: its number (2.1) or its name (masked_softmax, as in\n"
+          "                tests/grade/lab02/test_masked_softmax.c); else the tests whose name\n"
+          "                contains TEXT\n"
           "  --timeout S   wall-time limit per test in seconds (default %g; GRADED_TIMEOUT "
           "overrides)\n"
           "  --mem MIB     memory a test may use, MiB (default %ld; 0 = no limit)\n"
           "  --json FILE   Gradescope results file (default results.json; '' = none)\n"
           "  --notes DIR   build notes (DIR/*.txt) shown at the top of the report\n"
           "  --list        list the tests and their points, run nothing\n"
-          "  -v            show each failing test's full captured output\n"
+          "  -v            show every failed check and each failing test's full output\n"
           "Exit status: 0 at full marks, 1 otherwise, 2 on usage errors.\n",
           DEFAULT_TIMEOUT_S, DEFAULT_MEM_MIB);
   fflush(f);
@@ -738,15 +777,48 @@ static long valid_length(const double *row, long len, double atol) {
   return k;
 }
 
+/* Whether x is the poison of fresh device memory: the kernel tests' outputs come from
+ * kt_alloc, 0xff bytes (a NaN no arithmetic makes: x86's own NaN is 0xffc00000), so a value
+ * still holding it was never written by the kernel. (float) keeps a NaN's top payload bits. */
+static bool is_poison(double x) {
+  if (!isnan(x)) return false;
+  float f = (float)x;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u == 0xffffffffu;
+}
+
+/* The index of row r (its first entry) without the last axis: "(0, 1)". */
+static void fmt_row(Str *b, const Shape *s, long start) {
+  Str row = {0};
+  fmt_index(&row, s, start);
+  char *p = strrchr(row.s, ',');
+  if (p) strcpy(p, ")");
+  str_printf(b, "%s", row.s);
+  free(row.s);
+}
+
 /* One line naming the likely cause, only for a pattern that has one; nothing otherwise.
  * Each pattern is checked on all the values (not just the first difference). */
 static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
                      const double *want, long n, long first, double atol, double rtol) {
+  /* 0. entries never written (the poison of fresh device memory): the grid or the loop does
+   * not reach them; no other NaN hint for these */
+  long unwritten = 0, unwritten_first = -1;
+  for (long i = 0; i < n; i++)
+    if (!isnan(want[i]) && is_poison(got[i]) && unwritten++ == 0) unwritten_first = i;
+  if (unwritten) {
+    str_printf(b, "\n    hint: %ld element%s never written: your grid or loop does not cover "
+               "all of them (%s the NaN of fresh device memory; first at ", unwritten,
+               unwritten == 1 ? "" : "s", unwritten == 1 ? "it still holds" : "they still hold");
+    fmt_index(b, s, unwritten_first);
+    str_printf(b, ")");
+  }
   /* 1. NaN or inf where the expected values are finite: in a row with something to keep, an
    * overflow (or 0/0 after an underflow); in a row expected all 0, a 0/0 of an empty row */
   long start, len, live = 0, empty = 0, live_first = -1, empty_first = -1;
   for (long i = 0; i < n; i++) {
-    if (isfinite(got[i]) || !isfinite(want[i])) continue;
+    if (isfinite(got[i]) || !isfinite(want[i]) || is_poison(got[i])) continue;
     row_of(s, i, n, &start, &len);
     bool all0 = s && s->ndim >= 2 && valid_length(want + start, len, 0) == 0;
     if (all0 ? empty++ == 0 : live++ == 0) *(all0 ? &empty_first : &live_first) = i;
@@ -764,7 +836,7 @@ static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
     fmt_index(b, s, empty_first);
     str_printf(b, "): a row with no valid entry (valid length 0) gives 0/0; it must give zeros");
   }
-  if (live || empty) return;
+  if (unwritten || live || empty) return;
   /* 2. the output is the input it was to be computed from */
   if (in && in->v && in->n == (uint32_t)n) {
     bool same = true;
@@ -775,23 +847,58 @@ static void hint_for(Str *b, const Shape *s, const Input *in, const double *got,
       return;
     }
   }
-  /* 3. masked lengths: the expected rows end in zeros (a valid length) and the first wrong
-   * row's nonzero entries end elsewhere */
+  /* 3. masking: the expected rows end in zeros (a valid length). */
   if (s && s->ndim >= 2) {
     long masked_rows = 0;
     row_of(s, first, n, &start, &len);
     for (long r = 0; r + len <= n; r += len) masked_rows += valid_length(want + r, len, 0) < len;
+    /* 3a. the lengths right, the fill wrong: in every masked row the kept entries are nonzero
+     * (or all 0: a fill above the scores) and those past the valid length hold one value (exp
+     * of one fill value over the row's sum), nonzero in some row, where a wrong length leaves
+     * distinct values (exp of the scores) or zeros. Told apart only where such a row masks
+     * two entries or more. The row named: the first with something to keep, if any. */
+    bool fill = masked_rows > 0;
+    long several = 0, fill_row = -1, uniform_empty = 0, nonzero_rows = 0;
+    for (long r = 0; fill && r + len <= n; r += len) {
+      long lw = valid_length(want + r, len, 0);
+      if (lw == len) continue;
+      double c = got[r + lw];
+      long kept = 0, wanted = 0; /* the kept entries: all nonzero, or all 0 under a high fill */
+      for (long j = 0; j < lw; j++) kept += got[r + j] != 0, wanted += want[r + j] != 0;
+      fill = kept == wanted || kept == 0;
+      for (long j = lw; j < len && fill; j++) fill = close_enough(got[r + j], c, atol, rtol);
+      if (fabs(c) <= atol) continue;
+      nonzero_rows++;
+      several += len - lw >= 2;
+      if (fill_row < 0 || (lw > 0 && valid_length(want + fill_row, len, 0) == 0)) fill_row = r;
+      uniform_empty += lw == 0 && close_enough(c, 1.0 / (double)len, atol, rtol);
+    }
+    if (fill && several && nonzero_rows) {
+      long lw = valid_length(want + fill_row, len, 0);
+      str_printf(b, "\n    hint: row ");
+      fmt_row(b, s, fill_row);
+      if (uniform_empty == nonzero_rows) /* only rows of length 0 are off: the -1e6 fill */
+        str_printf(b, " has valid length 0 and every entry is %.4g = 1/%ld where 0 is "
+                   "expected: a finite fill (the book's -1e6) leaves a row with no valid entry "
+                   "uniform; fill with -INFINITY and give such a row zeros, not 0/0",
+                   got[fill_row], len);
+      else
+        str_printf(b, " is masked at the right length (%ld) but its %ld masked entr%s "
+                   "%.4g%s, not 0: the masked scores were filled with a value from which exp() "
+                   "does not reach 0; fill them with -INFINITY before the softmax", lw, len - lw,
+                   len - lw == 1 ? "y holds" : "ies hold", got[fill_row + lw],
+                   len - lw == 1 ? "" : " each");
+      return;
+    }
+    /* 3b. a wrong length: the first wrong row's nonzero entries end elsewhere */
     long lw = valid_length(want + start, len, 0), lg = valid_length(got + start, len, atol);
     if (masked_rows && lw != lg) {
-      Str row = {0};
-      fmt_index(&row, s, start);
-      char *p = strrchr(row.s, ',');
-      if (p) strcpy(p, ")"); /* the row: the index without its last axis */
-      str_printf(b, "\n    hint: row %s has %ld nonzero entr%s in the expected values (valid "
+      str_printf(b, "\n    hint: row ");
+      fmt_row(b, s, start);
+      str_printf(b, " has %ld nonzero entr%s in the expected values (valid "
                  "length %ld) and %ld in yours: it is masked with another length (2-D "
                  "valid_lens: one per (batch, query) row; 1-D: one per batch row, shared by "
-                 "its queries)", row.s, lw, lw == 1 ? "y" : "ies", lw, lg);
-      free(row.s);
+                 "its queries)", lw, lw == 1 ? "y" : "ies", lw, lg);
       return;
     }
   }
@@ -981,9 +1088,15 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
   }
 }
 
+/* Whether the counters' bracketed figures are a reference's: false in a practice run (no
+ * --reference), where the "expected" counters are the student's own kernel's. */
+static bool g_counters_ref = true;
+
 /* One line of a CHK_COUNTERS check for the report: the student's counters, the reference's
- * in brackets. */
+ * in brackets (none in a practice run: they would be the student's own again). */
 static void counters_line(Str *b, const char *msg, const double *g, const double *w) {
+  char ref[64];
+#define REF(fmt, x) (g_counters_ref ? (snprintf(ref, sizeof ref, " [" fmt "]", (x)), ref) : "")
   str_printf(b, "%s%s%.0f launch%s", msg, *msg ? ": " : "", g[CNT_LAUNCHES],
              g[CNT_LAUNCHES] == 1 ? "" : "es");
   const struct {
@@ -993,16 +1106,18 @@ static void counters_line(Str *b, const char *msg, const double *g, const double
   for (int k = 0; k < 2; k++) {
     int q = kinds[k].req, s = kinds[k].sect;
     if (!g[q] && !w[q]) continue;
-    str_printf(b, "; %s %.0f req, %.1f sectors/req [%.1f]", kinds[k].name, g[q],
-               g[q] ? g[s] / g[q] : 0.0, w[q] ? w[s] / w[q] : 0.0);
+    str_printf(b, "; %s %.0f req, %.1f sectors/req", kinds[k].name, g[q], g[q] ? g[s] / g[q] : 0.0);
+    str_printf(b, "%s", REF("%.1f", w[q] ? w[s] / w[q] : 0.0));
   }
   if (g[CNT_ATOMICS] || w[CNT_ATOMICS])
-    str_printf(b, "; atomics %.0f [%.0f]", g[CNT_ATOMICS], w[CNT_ATOMICS]);
-  if (g[CNT_SH_REQ] || w[CNT_SH_REQ])
-    str_printf(b, "; shared %.0f req, %.0f conflict replays [%.0f]", g[CNT_SH_REQ],
-               g[CNT_SH_CONFLICTS], w[CNT_SH_CONFLICTS]);
-  str_printf(b, "; %.1f KB moved [%.1f]; H100 estimate %.3g us [%.3g]\n", g[CNT_KB], w[CNT_KB],
-             g[CNT_H100_US], w[CNT_H100_US]);
+    str_printf(b, "; atomics %.0f%s", g[CNT_ATOMICS], REF("%.0f", w[CNT_ATOMICS]));
+  if (g[CNT_SH_REQ] || w[CNT_SH_REQ]) {
+    str_printf(b, "; shared %.0f req, %.0f conflict replays", g[CNT_SH_REQ], g[CNT_SH_CONFLICTS]);
+    str_printf(b, "%s", REF("%.0f", w[CNT_SH_CONFLICTS]));
+  }
+  str_printf(b, "; %.1f KB moved%s", g[CNT_KB], REF("%.1f", w[CNT_KB]));
+  str_printf(b, "; H100 estimate %.3g us%s\n", g[CNT_H100_US], REF("%.3g", w[CNT_H100_US]));
+#undef REF
 }
 
 static bool is_value_check(uint32_t kind) {
@@ -1363,6 +1478,39 @@ static void print_lines(const char *text, int max, bool from_end, const char *in
   }
 }
 
+/* The failed checks of a test: whole checks (a check's first line is not indented, its
+ * slice and hints are), as many as fit in max lines, the first always, every one when all;
+ * then how many were left out and how to see them. */
+#define CHECK_LINES_SHOWN 8
+static void print_checks(const char *fails, bool all, const char *indent) {
+  int lines = 0, shown = 0, left = 0;
+  bool printing = true;
+  for (const char *p = fails; *p;) {
+    const char *q = p; /* the check: its first line and the indented lines under it */
+    int nl = 0;
+    do {
+      const char *e = strchr(q, '\n');
+      q = e ? e + 1 : q + strlen(q);
+      nl++;
+    } while (*q == ' ');
+    if (printing && (all || shown == 0 || lines + nl <= CHECK_LINES_SHOWN)) {
+      Str one = {0};
+      str_add(&one, p, (size_t)(q - p));
+      print_lines(one.s, nl, false, indent);
+      free(one.s);
+      lines += nl;
+      shown++;
+    } else {
+      printing = false; /* in order: never a later check without the ones before it */
+      left += strncmp(p, "(", 1) != 0; /* the judge's "(N more failed checks not shown)" */
+    }
+    p = q;
+  }
+  if (left)
+    printf("%s(%d more failed check%s: make grade V=1 shows every one; results.json has them "
+           "too)\n", indent, left, left == 1 ? "" : "s");
+}
+
 static void print_row(const Graded *t, int name_w, bool verbose) {
   printf("  %-15s %3d/%-3d %-*s  %s%s", OUTCOME_TEXT[t->outcome], t->score, t->points, name_w,
          t->name, t->desc, t->hidden ? " (hidden)" : "");
@@ -1370,12 +1518,15 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
   putchar('\n');
   const char *ind = "        ";
   if (t->info && *t->info) { /* the kernel track's memory counters, passed or not */
-    printf("%smemory counters of your kernel [the reference's]:\n", ind);
+    printf("%smemory counters of your kernel%s:\n", ind,
+           g_counters_ref ? " [the reference's]"
+                          : " (a practice run: no reference kernel's to show beside them)");
     print_lines(t->info, 8, false, "          ");
   }
   if (t->outcome == OUT_PASSED) return;
-  if (*t->why) print_lines(t->why, t->outcome == OUT_SANITIZER ? 2 : 1, false, ind);
-  if (*t->fails && t->outcome != OUT_TODO) print_lines(t->fails, 6, false, ind);
+  if (*t->why)
+    print_lines(t->why, verbose ? 1 << 20 : t->outcome == OUT_SANITIZER ? 2 : 1, false, ind);
+  if (*t->fails && t->outcome != OUT_TODO) print_checks(t->fails, verbose, ind);
   bool show_tail = t->outcome == OUT_CRASH || t->outcome == OUT_EXITED ||
                    t->outcome == OUT_OOM || t->outcome == OUT_TIMEOUT;
   if (verbose && t->output_bytes) {
@@ -1395,7 +1546,8 @@ static char *test_report(const Graded *t) {
   if (*t->why) str_printf(&b, "%s\n", t->why);
   if (*t->fails) str_add(&b, t->fails, strlen(t->fails));
   if (t->info && *t->info)
-    str_printf(&b, "Memory counters of your kernel [the reference's], from the CUDA emulator:\n%s",
+    str_printf(&b, "Memory counters of your kernel%s, from the CUDA emulator:\n%s",
+               g_counters_ref ? " [the reference's]" : " (a practice run: no reference's)",
                t->info);
   if (t->output_bytes) {
     str_printf(&b, "--- program output (%ld bytes) ---\n", t->output_bytes);
@@ -1468,7 +1620,30 @@ static int cmp_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *read_notes(const char *dir) {
+/* Whether a note is about what is graded: labNN_FILE[.vec].txt (a refused file, a vectorizer
+ * report) only when a selected test is of lab NN and of that exercise (the tests of
+ * tests/grade/labNN/test_FILE.c; any test of lab NN when none has that file); others always. */
+static bool note_wanted(const char *name, Graded **sel, int n) {
+  if (strncmp(name, "lab", 3) || lab_of(name) < 0) return true;
+  int lab = lab_of(name);
+  const char *stem = name + 6;
+  size_t len = strcspn(stem, ".");
+  bool lab_selected = false, stem_selected = false, stem_known = false;
+  for (int i = 0; i < g_ntests; i++) {
+    size_t l;
+    const char *st = exercise_stem(&g_tests[i], &l);
+    stem_known |= g_tests[i].lab == lab && l == len && !strncmp(st, stem, len);
+  }
+  for (int i = 0; i < n; i++) {
+    size_t l;
+    const char *st = exercise_stem(sel[i], &l);
+    lab_selected |= sel[i]->lab == lab;
+    stem_selected |= sel[i]->lab == lab && l == len && !strncmp(st, stem, len);
+  }
+  return lab_selected && (stem_selected || !stem_known);
+}
+
+static char *read_notes(const char *dir, Graded **sel, int nsel) {
   Str b = {0};
   DIR *d = dir ? opendir(dir) : NULL;
   if (!d) return str_take(&b);
@@ -1476,7 +1651,8 @@ static char *read_notes(const char *dir) {
   int nn = 0;
   for (struct dirent *e; (e = readdir(d));) {
     size_t len = strlen(e->d_name);
-    if (len < 5 || strcmp(e->d_name + len - 4, ".txt")) continue;
+    if (len < 5 || strcmp(e->d_name + len - 4, ".txt") || !note_wanted(e->d_name, sel, nsel))
+      continue;
     names = xrealloc(names, (size_t)(nn + 1) * sizeof *names);
     names[nn++] = xstrdup(e->d_name);
   }
@@ -1567,6 +1743,7 @@ int main(int argc, char **argv) {
     }
     g_have_ref = true;
   }
+  g_counters_ref = g_have_ref; /* self-reference: the runners are the reference */
   const char *tmpdir = getenv("TMPDIR");
   snprintf(g_scratch, sizeof g_scratch, "%s/attention-lab-grade-XXXXXX",
            tmpdir && *tmpdir ? tmpdir : "/tmp");
@@ -1593,9 +1770,13 @@ int main(int argc, char **argv) {
 
   Graded **sel = xmalloc(((size_t)g_ntests + 1) * sizeof *sel);
   int n = 0, max_score = 0, name_w = 4;
+  bool exact = false; /* --only names an exercise: its tests only (not 2.5's for 2.1's name) */
+  for (int i = 0; i < g_ntests && o.only; i++) exact |= names_exercise(&g_tests[i], o.only);
   for (int i = 0; i < g_ntests; i++) {
     Graded *t = &g_tests[i];
-    if ((o.lab >= 0 && t->lab != o.lab) || (o.only && !strstr(t->name, o.only))) continue;
+    if (o.lab >= 0 && t->lab != o.lab) continue;
+    if (o.only && !(exact ? names_exercise(t, o.only) : strstr(t->name, o.only) != NULL))
+      continue;
     sel[n++] = t;
     max_score += t->points;
     if ((int)strlen(t->name) > name_w) name_w = (int)strlen(t->name);
@@ -1639,7 +1820,7 @@ int main(int argc, char **argv) {
 
   if (sandbox_practice) printf("grade: %s\n", PRACTICE_NOTE);
 
-  char *notes = read_notes(o.notes);
+  char *notes = read_notes(o.notes, sel, n);
   if (*notes) {
     putchar('\n');
     print_lines(notes, 200, false, "");

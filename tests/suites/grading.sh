@@ -773,25 +773,54 @@ fi
 fi
 
 # ------------------------------------------------------------------ 5. feedback
-# A plausible wrong masked softmax, graded like a submission (its own runners, the solutions'
-# as the reference): what the student reads must point at the real fault. lens_1d reads 2-D
-# valid lengths as 1-D (one per batch row); no_max writes exp(X) / sum(exp(X)).
+# Plausible wrong exercises, graded like a submission (its own runners, the solutions' as the
+# reference), the exercise alone (--only FILE's name): what the student reads must point at
+# the real fault, and no other. lens_1d reads 2-D valid lengths as 1-D (one per batch row);
+# no_max writes exp(X) / sum(exp(X)); fill_zero masks at the right lengths with 0 for
+# -INFINITY; fill_1e6 with the book's -1e6 (only rows of length 0 go wrong: uniform);
+# pe_unwritten (a sed script over the solution's 5.2 kernel) leaves most of P unwritten.
+# The terminal shows whole checks: every "expected" row has its "got" row under it; -v shows
+# every failed check.
 if [[ $sections == *5* ]]; then
 if [ -n "$have_graded" ] && [ -n "$have_solutions" ] &&
   mk grade-build VARIANT=solutions >"$tmp/fb-build.log" 2>&1 &&
   mk grade-build VARIANT=labs >>"$tmp/fb-build.log" 2>&1; then
   fref=$tmp/fb-reference
   mkdir -p "$fref" && chmod 700 "$fref" && cp build/solutions/grade-run* "$fref/"
-  feedback() { # NAME: grade tests/grader/feedback/NAME over the stubs (lab02 only); dir in $w
+  feedback() { # NAME: grade tests/grader/feedback/NAME over the stubs, its exercise only; dir in $w
     w=$tmp/feedback/$1
     mkdir -p "$w/tmp" "$w/out"
     cp -a labs "$w/sub" && cp -r "tests/grader/feedback/$1"/. "$w/sub/"
+    local p f lab only
+    for p in "$w"/sub/lab[0-9][0-9]/*.sed; do # a plant over the solution's file
+      [ -f "$p" ] || continue
+      f=${p%.sed}
+      sed -f "$p" "solutions/${f#"$w"/sub/}" >"$f" && rm -f "$p"
+      grep -q PLANT "$f" || { fail "feedback $1: its sed script no longer plants in solutions/${f#"$w"/sub/}"; return 1; }
+    done
+    f=$(cd "tests/grader/feedback/$1" && ls lab[0-9][0-9]/* | head -1)
+    lab=${f%%/*} only=${f#*/} only=${only%%.*}
     cp -a build/labs/stage build/labs/sub build/labs/notes "$w/out/"
     mk grade-runners VARIANT=labs GRADE_SUB="$w/sub" GRADE_OUT="$w/out" GRADE_REF="$fref" \
       >"$w/build.log" 2>&1 || { fail "feedback $1: its runners do not build"; tail -n 5 "$w/build.log"; return 1; }
     (cd "$w" && TMPDIR="$w/tmp" "$root/build/labs/grade" --runner "$w/out" --reference "$fref" \
-      --lab 02 --only masked_softmax --json "$w/results.json" >"$w/term.log" 2>&1)
+      --lab "${lab#lab}" --only "$only" --json "$w/results.json" >"$w/term.log" 2>&1)
+    (cd "$w" && TMPDIR="$w/tmp" "$root/build/labs/grade" --runner "$w/out" --reference "$fref" \
+      --lab "${lab#lab}" --only "$only" --json '' -v >"$w/term-v.log" 2>&1)
     check "feedback $1: results.json is valid JSON" json_valid "$w/results.json"
+    local nums
+    nums=$(grep -oE " ${lab}_[a-z0-9_]+ +[0-9]+\.[0-9]+ " "$w/term.log" | awk '{print $2}' | sort -u)
+    check "feedback $1: --only $only grades one exercise's tests only (got: ${nums//$'\n'/ })" \
+      eval '[ -n "$nums" ] && [ "$(wc -l <<<"$nums")" -eq 1 ]'
+    whole_checks "$1" "$w/term.log"
+    whole_checks "$1 (-v)" "$w/term-v.log"
+  }
+  # Checks are shown whole: a slice's top row ("(0, 1, 0:4)  expected ...", or an agreement's
+  # "first") always has its bottom row under it.
+  whole_checks() { # NAME, terminal log
+    check "feedback $1: the terminal cuts only between whole checks" \
+      awk '/^ +[[(][0-9:, ]*[])]  (expected|first) / {top = 1; next}
+           top && !/^ +(got|second) / {bad = 1} {top = 0} END {exit bad || top}' "$2"
   }
   # what the terminal shows of one test: its row and the lines under it, up to the next test
   shown() { awk -v t="$2" '/^  [a-z]/ {on = index($0, " " t " ") > 0} on' "$1"; }
@@ -824,6 +853,51 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] &&
         ! grep -qi "subtract" <<<"$s"'
     check "feedback no_max: 1-D lengths pass (small scores do not overflow)" \
       grep -q '^  passed .*lab02_masked_softmax_1d ' "$w/term.log"
+    check "feedback no_max: it used -INFINITY, so nothing speaks of the -1e6 fill" \
+      eval '! grep -q "1e6" "$w/term-v.log"'
+  fi
+  if feedback fill_zero; then
+    s=$(shown "$w/term.log" lab02_masked_softmax_1d)
+    check "feedback fill_zero: 1-D lengths are told the length is right and the fill is not" \
+      eval 'grep -q "^  wrong answer" <<<"$s" &&
+        grep -qE "hint: row \(0, 0\) is masked at the right length \(3\) but its 2 masked entries hold [0-9.e-]+ each, not 0: .*fill them with -INFINITY" <<<"$s"'
+    check "feedback fill_zero: no test is told 'another length' (the lengths are right)" \
+      eval '! grep -q "another length" "$w/term-v.log"'
+  fi
+  if feedback fill_1e6; then
+    s=$(shown "$w/term.log" lab02_masked_softmax_zero_length)
+    check "feedback fill_1e6: a length-0 row is told it is uniform from the book's -1e6 fill" \
+      grep -qF 'hint: row (0, 0) has valid length 0 and every entry is 0.2 = 1/5 where 0 is expected: a finite fill (the book'"'"'s -1e6)' <<<"$s"
+    check "feedback fill_1e6: no 'another length', no NaN hint, and rows that keep something pass" \
+      eval '! grep -qE "another length|NaN or inf" "$w/term-v.log" &&
+        grep -q "^  passed .*lab02_masked_softmax_1d " "$w/term.log" &&
+        grep -q "^  passed .*lab02_masked_softmax_2d " "$w/term.log"'
+  fi
+  if feedback pe_unwritten; then
+    s=$(shown "$w/term.log" lab05_pe_kernel_large)
+    check "feedback pe_unwritten: the large table counts the elements never written" \
+      eval 'grep -q "^  wrong answer" <<<"$s" &&
+        grep -qE "hint: [0-9]+ elements never written: your grid or loop does not cover all of them" <<<"$s"'
+    check "feedback pe_unwritten: no softmax hint (exp, max, NaN or inf) anywhere" \
+      eval '! grep -qE "exp\(\)|row.s max|NaN or inf" "$w/term-v.log"'
+  fi
+  # The table: in exercise order (2.1, 2.2, ..., not by file name), --list as the run.
+  nums=$(build/labs/grade --runner "$fref" --lab 02 --list | grep -oE '^lab02_[a-z0-9_]+ +[0-9]+ +[0-9]+\.[0-9]+' | awk '{print $3}' | uniq)
+  check "the grade table lists lab02 in exercise order (got: ${nums//$'\n'/ })" \
+    eval '[ "$(sort -t. -k1,1n -k2,2n <<<"$nums")" = "$nums" ] && [ "$(wc -l <<<"$nums")" -ge 6 ]'
+  # Build notes of one exercise (the 2.5 vectorizer report) only when it is graded, and counters
+  # without a reference (a practice run) never bracket the student's own as the reference's.
+  n5=build/solutions/as-submission/notes
+  if [ -f "$n5/lab02_masked_softmax_rows.vec.txt" ]; then
+    (build/labs/grade --runner "$fref" --notes "$n5" --lab 05 --only 5.2 --json '' >"$tmp/fb-l05.log" 2>&1)
+    (build/labs/grade --runner "$fref" --notes "$n5" --lab 02 --only 2.5 --json '' >"$tmp/fb-l02.log" 2>&1)
+    check "the 2.5 vectorizer note shows with 2.5 graded, not with lab 05" \
+      eval 'grep -q "vectorizer" "$tmp/fb-l02.log" && ! grep -q "vectorizer" "$tmp/fb-l05.log"'
+    check "a practice run's kernel counters say there is no reference (no [bracketed] figures)" \
+      eval 'grep -q "practice run: no reference kernel" "$tmp/fb-l05.log" &&
+        ! grep -A1 "memory counters of your kernel" "$tmp/fb-l05.log" | grep -q "\["'
+  else
+    skip "the notes' filter: no vectorizer note in $n5 (make grade-build VARIANT=solutions writes it)"
   fi
 else
   skip "feedback: it needs solutions/ and both graders built (see $tmp/fb-build.log)"
