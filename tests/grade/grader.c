@@ -31,7 +31,7 @@
  * data), broken (the reference run itself fails the test: the test's fault, not the student's).
  *
  *   grade [--runner DIR] [--reference DIR] [--lab NN] [--only TEXT] [--timeout S] [--mem MIB]
- *         [--json FILE] [--notes DIR] [--list] [-v]
+ *         [--json FILE] [--notes DIR] [--counters FILE] [--write-counters FILE] [--list] [-v]
  *
  * Exit status: 0 at full marks, 1 otherwise, 2 when there is nothing to grade or bad usage.
  */
@@ -156,6 +156,7 @@ typedef struct {
   char *why;      /* one line on what happened, "" when passed or plainly wrong */
   char *fails;    /* failed checks: each a line, then its indented slice and hint */
   char *info;     /* memory counters of the student's kernels beside the reference's */
+  char *passed_checks; /* the value checks that passed, a line each (shown with -v) */
   char *output;   /* program output, head and tail */
   long output_bytes;
 } Graded;
@@ -263,6 +264,7 @@ typedef struct {
   long mem_mib;       /* address space a test may add to the runner's own; 0: no limit */
   const char *json;   /* results file; NULL: none */
   const char *notes;  /* directory of build notes (*.txt) shown at the top; NULL: none */
+  const char *counters, *write_counters; /* the reference kernels' counters: read, written */
   bool list, verbose;
 } Options;
 
@@ -270,7 +272,8 @@ static _Noreturn void usage(int status) {
   FILE *f = status ? stderr : stdout;
   fprintf(f,
           "usage: grade [--runner DIR] [--reference DIR] [--lab NN] [--only TEXT] [--timeout S]\n"
-          "             [--mem MIB] [--json FILE] [--notes DIR] [--list] [-v]\n"
+          "             [--mem MIB] [--json FILE] [--notes DIR] [--counters FILE]\n"
+          "             [--write-counters FILE] [--list] [-v]\n"
           "  --runner DIR     the submission's test runners " RUNNER " and " RUNNER_HIDDEN "\n"
           "                   (default: the grader's own directory)\n"
           "  --reference DIR  the reference solution's runners: the expected values come\n"
@@ -284,6 +287,9 @@ static _Noreturn void usage(int status) {
           "  --mem MIB     memory a test may use, MiB (default %ld; 0 = no limit)\n"
           "  --json FILE   Gradescope results file (default results.json; '' = none)\n"
           "  --notes DIR   build notes (DIR/*.txt) shown at the top of the report\n"
+          "  --counters FILE  without --reference: the reference kernels' memory counters\n"
+          "                   (tests/grade/reference_counters.txt), shown and judged against\n"
+          "  --write-counters FILE  with --reference: write the reference run's counters\n"
           "  --list        list the tests and their points, run nothing\n"
           "  -v            show every failed check and each failing test's full output\n"
           "Exit status: 0 at full marks, 1 otherwise, 2 on usage errors.\n",
@@ -333,6 +339,10 @@ static Options parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--notes")) {
       if (!v || !*v) usage(2);
       o.notes = v;
+      i++;
+    } else if (!strcmp(a, "--counters") || !strcmp(a, "--write-counters")) {
+      if (!v || !*v) usage(2);
+      *(a[2] == 'c' ? &o.counters : &o.write_counters) = v;
       i++;
     } else if (!strcmp(a, "--list")) {
       o.list = true;
@@ -473,6 +483,20 @@ static int new_capture(void) {
 }
 
 /* Run `runner ARGS` confined until it exits or its time is up; collect channel and output. */
+/* A test that runs long says so: every SAY_EVERY_S seconds without a line on the terminal,
+ * one line naming it (no step of make grade is silent for more than 10 s). */
+#define SAY_EVERY_S 8.0
+static const char *g_running; /* the test being run, NULL when none */
+static double g_running_t0, g_said;
+
+static void say_still_running(void) {
+  double now = now_seconds();
+  if (!g_running || now - g_said < SAY_EVERY_S) return;
+  printf("  ... %s: still running (%.0f s)\n", g_running, now - g_running_t0);
+  fflush(stdout);
+  g_said = now;
+}
+
 static void run_confined(const Runner *rn, const char *arg1, const char *arg2, double timeout_s,
                          rlim_t as_bytes, RunInfo *r) {
   int p[2];
@@ -505,9 +529,13 @@ static void run_confined(const Runner *rn, const char *arg1, const char *arg2, d
     }
     /* sleep until the pipe has data, the child exits (SIGCHLD), a signal, or the deadline */
     struct pollfd fds[2] = {{open_chan ? p[0] : -1, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
-    if (poll(fds, 2, (int)ceil(left * 1000.0)) < 0 && errno != EINTR)
+    double wait_s = left;
+    if (g_running && g_said + SAY_EVERY_S - now_seconds() < wait_s)
+      wait_s = fmax(0.01, g_said + SAY_EVERY_S - now_seconds());
+    if (poll(fds, 2, (int)ceil(wait_s * 1000.0)) < 0 && errno != EINTR)
       fatal("grader: poll: %s", strerror(errno));
     drain_wake();
+    say_still_running();
     if (open_chan && fds[0].revents) open_chan = read_chan(p[0], r);
   }
   r->seconds = now_seconds() - t0;
@@ -1089,14 +1117,66 @@ static bool eval_check(uint32_t kind, const double *got, uint32_t ng, const doub
 }
 
 /* Whether the counters' bracketed figures are a reference's: false in a practice run (no
- * --reference), where the "expected" counters are the student's own kernel's. */
+ * --reference), where the "expected" counters are the student's own kernel's, unless the
+ * kit's recorded table (--counters) has the reference kernel's. */
 static bool g_counters_ref = true;
+
+/* The reference kernels' counters, recorded by the kit (tests/grade/reference_counters.txt,
+ * written by --write-counters from a graded run of the solutions; grading.sh, section 2,
+ * checks that it is current): a practice run in a handout has no reference runner, and shows and judges a
+ * kernel's counters against these. One line per counters check: TEST K (its index among the
+ * test's counters checks) and CNT_N numbers. Not trusted for scoring: a practice run is not. */
+typedef struct {
+  char *test;
+  int k;
+  double v[CNT_N];
+} RefCounters;
+static RefCounters *g_refc;
+static int g_nrefc;
+static Str g_refc_out; /* --write-counters: the lines of this run */
+
+static void read_ref_counters(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "grade: note: no reference counters (%s: %s); kernel counters are shown "
+                    "alone\n", path, strerror(errno));
+    return;
+  }
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    RefCounters c = {0};
+    char name[256];
+    int used = 0;
+    if (sscanf(line, "%255s %d%n", name, &c.k, &used) != 2) continue;
+    const char *p = line + used;
+    int got = 0;
+    for (; got < CNT_N; got++) {
+      char *end;
+      c.v[got] = strtod(p, &end);
+      if (end == p) break;
+      p = end;
+    }
+    if (got != CNT_N) continue;
+    c.test = xstrdup(name);
+    g_refc = xrealloc(g_refc, (size_t)(g_nrefc + 1) * sizeof *g_refc);
+    g_refc[g_nrefc++] = c;
+  }
+  fclose(f);
+}
+
+static const double *ref_counters(const char *test, int k) {
+  for (int i = 0; i < g_nrefc; i++)
+    if (g_refc[i].k == k && !strcmp(g_refc[i].test, test)) return g_refc[i].v;
+  return NULL;
+}
 
 /* One line of a CHK_COUNTERS check for the report: the student's counters, the reference's
  * in brackets (none in a practice run: they would be the student's own again). */
-static void counters_line(Str *b, const char *msg, const double *g, const double *w) {
+static void counters_line(Str *b, const char *msg, const double *g, const double *w,
+                          bool have_ref) {
   char ref[64];
-#define REF(fmt, x) (g_counters_ref ? (snprintf(ref, sizeof ref, " [" fmt "]", (x)), ref) : "")
+#define REF(fmt, x) (have_ref ? (snprintf(ref, sizeof ref, " [" fmt "]", (x)), ref) : "")
   str_printf(b, "%s%s%.0f launch%s", msg, *msg ? ": " : "", g[CNT_LAUNCHES],
              g[CNT_LAUNCHES] == 1 ? "" : "es");
   const struct {
@@ -1181,7 +1261,9 @@ static Shape shape_before(const Stream *ref, int i, uint32_t n) {
 /* The student's checks against the reference's, in order: the same check at each step, each
  * within the reference's tolerance of the reference's expected values. Returns the number of
  * failed checks; the first MAX_FAIL_SHOWN are described in fails. */
-static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails, Str *info) {
+static int judge(const char *test, const Stream *ref_all, const Stream *stu_all, Str *fails,
+                 Str *info, Str *oks) {
+  int kc = 0; /* counters checks seen */
   /* the reference's checks of its own setup are not the student's: left out on both sides */
   Stream refs = *ref_all, stus = *stu_all;
   refs.c = xmalloc(((size_t)ref_all->n + 1) * sizeof *refs.c);
@@ -1224,13 +1306,30 @@ static int judge(const Stream *ref_all, const Stream *stu_all, Str *fails, Str *
         stop = true;
       } else {
         const char *msg = s->h.kind == CHK_BOOL || s->h.kind == CHK_FAIL ? s->msg : r->msg;
-        if (s->h.kind == CHK_COUNTERS && s->h.n_got == CNT_N && r->h.n_want == CNT_N)
-          counters_line(info, r->msg, s->got, r->want);
+        const double *want = r->want;
+        if (s->h.kind == CHK_COUNTERS && s->h.n_got == CNT_N && r->h.n_want == CNT_N) {
+          int k = kc++;
+          const double *rec = g_counters_ref ? NULL : ref_counters(test, k);
+          if (rec) want = rec; /* a practice run: the kit's recorded reference counters */
+          counters_line(info, r->msg, s->got, want, g_counters_ref || rec);
+          if (g_counters_ref) {
+            str_printf(&g_refc_out, "%s %d", test, k);
+            for (int c = 0; c < CNT_N; c++) str_printf(&g_refc_out, " %.9g", r->want[c]);
+            str_printf(&g_refc_out, "\n");
+          }
+        }
         Str m = {0};
         Shape shape = shape_before(ref, i, expected_count(r));
-        if (!eval_check(s->h.kind, s->got, s->h.n_got, r->want, expected_count(r), r->h.atol,
-                        r->h.rtol, msg, &shape, &inputs[i], &m))
+        if (!eval_check(s->h.kind, s->got, s->h.n_got, want, expected_count(r), r->h.atol,
+                        r->h.rtol, msg, &shape, &inputs[i], &m)) {
           str_printf(&why, "%s:%u: %s", r->file, r->h.line, m.s ? m.s : "");
+        } else if (s->h.kind == CHK_CLOSE && s->h.n_got) { /* the output check, passed */
+          double worst = 0;
+          for (uint32_t k = 0; k < s->h.n_got; k++)
+            if (isfinite(r->want[k])) worst = fmax(worst, fabs(s->got[k] - r->want[k]));
+          str_printf(oks, "%s: %u values as expected (largest difference %.2g; tolerance %.1g + "
+                     "%.1g*|expected|)\n", msg, s->h.n_got, worst, r->h.atol, r->h.rtol);
+        }
         free(m.s);
       }
     }
@@ -1342,8 +1441,10 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
   double timeout_s = t->timeout_s > 0 ? t->timeout_s : default_timeout;
   RunInfo rr = {.out_fd = -1}, rs = {.out_fd = -1};
   Stream ref = {.syscall_nr = -1}, stu = {.syscall_nr = -1};
-  Str why = {0}, fails = {0}, info = {0};
+  Str why = {0}, fails = {0}, info = {0}, oks = {0};
   bool ref_ok = true;
+  g_running = t->name;
+  g_said = g_running_t0 = now_seconds(); /* a line (its lab's, or the last row) was just printed */
   if (g_have_ref && !g_self_ref) { /* the trusted run first: its values judge the student's */
     run_confined(t->hidden ? &g_ref_hidden : &g_ref, "--run", t->name, timeout_s, g_as_limit,
                  &rr);
@@ -1363,7 +1464,8 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
   } else {
     /* without a reference each check is judged against the run's own expected values */
     int nf = stu.malformed ? 0
-                           : judge(g_have_ref && !g_self_ref ? &ref : &stu, &stu, &fails, &info);
+                           : judge(t->name, g_have_ref && !g_self_ref ? &ref : &stu, &stu,
+                                   &fails, &info, &oks);
     classify(t, &rs, &stu, nf, timeout_s, mem_mib, &why);
   }
   t->score = t->outcome == OUT_PASSED ? t->points : 0;
@@ -1372,6 +1474,8 @@ out:
   t->fails = str_take(&fails);
   t->info = str_take(&info);
   if (!t->info) t->info = xstrdup("");
+  t->passed_checks = str_take(&oks);
+  if (!t->passed_checks) t->passed_checks = xstrdup("");
   if (!t->output) t->output = xstrdup("");
   stream_free(&ref);
   stream_free(&stu);
@@ -1512,14 +1616,21 @@ static void print_checks(const char *fails, bool all, const char *indent) {
 }
 
 static void print_row(const Graded *t, int name_w, bool verbose) {
+  g_running = NULL;
+  g_said = now_seconds();
   printf("  %-15s %3d/%-3d %-*s  %s%s", OUTCOME_TEXT[t->outcome], t->score, t->points, name_w,
          t->name, t->desc, t->hidden ? " (hidden)" : "");
   if (t->seconds >= 1.0) printf("  [%.1f s]", t->seconds);
   putchar('\n');
   const char *ind = "        ";
+  if (verbose && t->passed_checks && *t->passed_checks) { /* -v: what was checked, and how close */
+    printf("%soutput checks passed:\n", ind);
+    print_lines(t->passed_checks, 1 << 20, false, "          ");
+  }
   if (t->info && *t->info) { /* the kernel track's memory counters, passed or not */
     printf("%smemory counters of your kernel%s:\n", ind,
            g_counters_ref ? " [the reference's]"
+           : g_nrefc      ? " [the reference kernel's, as the kit recorded them]"
                           : " (a practice run: no reference kernel's to show beside them)");
     print_lines(t->info, 8, false, "          ");
   }
@@ -1547,7 +1658,9 @@ static char *test_report(const Graded *t) {
   if (*t->fails) str_add(&b, t->fails, strlen(t->fails));
   if (t->info && *t->info)
     str_printf(&b, "Memory counters of your kernel%s, from the CUDA emulator:\n%s",
-               g_counters_ref ? " [the reference's]" : " (a practice run: no reference's)",
+               g_counters_ref ? " [the reference's]"
+               : g_nrefc      ? " [the reference kernel's, as the kit recorded them]"
+                              : " (a practice run: no reference's)",
                t->info);
   if (t->output_bytes) {
     str_printf(&b, "--- program output (%ld bytes) ---\n", t->output_bytes);
@@ -1744,6 +1857,7 @@ int main(int argc, char **argv) {
     g_have_ref = true;
   }
   g_counters_ref = g_have_ref; /* self-reference: the runners are the reference */
+  if (o.counters && !g_have_ref) read_ref_counters(o.counters);
   const char *tmpdir = getenv("TMPDIR");
   snprintf(g_scratch, sizeof g_scratch, "%s/attention-lab-grade-XXXXXX",
            tmpdir && *tmpdir ? tmpdir : "/tmp");
@@ -1887,6 +2001,16 @@ int main(int argc, char **argv) {
   if (o.json && write_results(o.json, sel, n, vis_score, vis_max, any_hidden, summary_text,
                               now_seconds() - t0))
     printf("results: %s\n", o.json);
+  if (o.write_counters && g_counters_ref) {
+    FILE *f = fopen(o.write_counters, "w");
+    if (!f || fprintf(f, "# The reference kernels' memory counters per counters check (TEST K, then\n"
+                         "# record.h's CNT_* in order), from the CUDA emulator. Written by\n"
+                         "# make grade GRADE_FLAGS=\"--write-counters FILE\" on the solutions\n"
+                         "# (grading.sh checks that it is current); read by a practice run (a\n"
+                         "# handout: no reference runner) through --counters.\n%s",
+                      g_refc_out.s ? g_refc_out.s : "") < 0 || fclose(f) != 0)
+      fprintf(stderr, "grade: cannot write %s: %s\n", o.write_counters, strerror(errno));
+  }
   printf("Score: %d/%d%s\n", score, max_score, sandbox_practice ? " (practice grade)" : "");
   finish(score == max_score ? 0 : 1);
 }

@@ -50,8 +50,11 @@ else
   # on a 2-core machine shared at load 16).
   args=("DOCS_ARGS_lab03=" "DOCS_ARGS_lab06=" "DOCS_ARGS_lab07=--epochs 1" "DOCS_CLAIMS=check")
   [ -n "${HANDOUT_DOCS_LABS:-}" ] && args+=("DOCS_LABS=$HANDOUT_DOCS_LABS")
-  if ! DOCS_HANDOUT=yes make -s docs VARIANT=solutions DOCS_EXERCISES=labs DOCS_DIR="$docs_dir" DOCS_OUT=ref \
-    DOCS_TIMEOUT=300 "${args[@]}" >"$list.docs.log" 2>&1; then
+  echo "handout: building the reference pages (each lab runs with the solutions: minutes)"
+  # every 8 s a line on what it is doing (tests/tools/progress.sh): never silent for minutes
+  if ! DOCS_HANDOUT=yes bash tests/tools/progress.sh "handout: reference pages" "$list.docs.log" \
+    make -s docs VARIANT=solutions DOCS_EXERCISES=labs DOCS_DIR="$docs_dir" DOCS_OUT=ref \
+    DOCS_TIMEOUT=300 "${args[@]}"; then
     echo "handout: the reference pages failed to build:" >&2
     tail -20 "$list.docs.log" >&2
     exit 1

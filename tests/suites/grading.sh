@@ -249,7 +249,10 @@ else
     # solutions are graded through student-role runners of their own, like any submission
     runners=$root/build/$v
     [ $v = solutions ] && runners=$root/build/solutions/as-submission
-    (cd "$tmp/$v" && "$root/build/$v/grade" --runner "$runners" --reference "$root/build/solutions" >term.log 2>&1)
+    wc=() # the solutions' run records the reference kernels' counters (checked below)
+    [ $v = solutions ] && wc=(--write-counters "$tmp/counters.txt")
+    (cd "$tmp/$v" && "$root/build/$v/grade" --runner "$runners" --reference "$root/build/solutions" \
+      "${wc[@]}" >term.log 2>&1)
     rc=$?
     r=$tmp/$v/results.json
     check "VARIANT=$v: results.json is valid JSON" json_valid "$r"
@@ -278,6 +281,21 @@ else
         [ $r = 0 ] || echo "    (a symbol a kernel or launcher could use on a GPU: add it to tests/grade/device_symbols.txt)"
         return $r; }
       check "every kernel exercise's solution and stub uses only device symbols (tests/grade/device_symbols.txt)" device_ok
+      # The kit's recorded reference counters (a handout's practice run shows and judges a
+      # kernel's against them) are this run's, for every test that passed here (one whose
+      # reference run timed out on a loaded machine records none), and name no test that
+      # is gone.
+      counters_current() {
+        local passed t
+        passed=$(grep -o '"name":"[^"]*",[^{}]*"status":"passed"' "$r" | cut -d'"' -f4)
+        diff <(grep -v '^#' tests/grade/reference_counters.txt | awk 'NR == FNR {p[$1]; next} $1 in p' <(echo "$passed") -) \
+          <(grep -v '^#' "$tmp/counters.txt" | awk 'NR == FNR {p[$1]; next} $1 in p' <(echo "$passed") -) || return 1
+        for t in $(grep -v '^#' tests/grade/reference_counters.txt | cut -d' ' -f1 | sort -u); do
+          grep -q "\"name\":\"$t\"" "$r" || { echo "    $t: no such test now"; return 1; }
+        done
+      }
+      check "tests/grade/reference_counters.txt is current (else: make grade GRADE_FLAGS=\"--write-counters tests/grade/reference_counters.txt\")" \
+        counters_current
       max=$(grep -o '"max_score":[0-9]*' "$r" | head -1 | cut -d: -f2)
       if [ $rc -eq 0 ] && grep -qx "Score: $max/$max" "$tmp/$v/term.log"; then
         ok "VARIANT=solutions: full marks ($(tail -n 1 "$tmp/$v/term.log"))"
@@ -588,7 +606,21 @@ else
      tar -xzOf '$tarball' attention-lab/README.md | cmp -s - docs/handout-README.md"
   mkdir -p "$tmp/ho" && tar -xzf "$tarball" -C "$tmp/ho"
   h=$tmp/ho/attention-lab
-  # -O0: this only checks that the handout builds and grades; it need not be fast
+  # -O0: this only checks that the handout builds and grades; it need not be fast.
+  # The first make grade LAB=02 of a fresh handout builds everything it needs from clean
+  # (minutes): it must never be silent for more than 10 s (tests/tools/progress.sh says what
+  # it builds every 8 s; the grader names a test still running after 8 s). Timed line by line
+  # here, where this suite builds the handout anyway: no extra build.
+  bash tests/tools/max_gap.sh "$tmp/grade.gap" "$h/grade.log" \
+    bash -c 'cd "$1" && env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s --no-print-directory -j2 OPT=-O0 grade LAB=02' _ "$h"
+  rc=$?
+  read -r gap gap_line <"$tmp/grade.gap"
+  check "handout: the first make grade LAB=02 (a build from clean) is never silent for more than 10 s (longest: $gap s, before: ${gap_line:0:60})" \
+    awk -v g="$gap" 'BEGIN {exit !(g <= 10)}'
+  if [ -n "$have_graded" ]; then
+    check "handout: make grade LAB=02 runs on the stubs (VARIANT=labs) and scores zero" \
+      graded_zero $rc "$h/grade.log" || tail -n 15 "$h/grade.log"
+  fi
   if ls "$h"/chapters/*/lab01.c >/dev/null 2>&1; then
     if (cd "$h" && mk OPT=-O0 lab01 >build.log 2>&1 && [ -x lab01 ]); then
       ok "handout: make lab01 builds"
@@ -896,6 +928,12 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] &&
     check "a practice run's kernel counters say there is no reference (no [bracketed] figures)" \
       eval 'grep -q "practice run: no reference kernel" "$tmp/fb-l05.log" &&
         ! grep -A1 "memory counters of your kernel" "$tmp/fb-l05.log" | grep -q "\["'
+    # with the kit's recorded table (what make grade passes in a handout): the reference's
+    (build/labs/grade --runner "$fref" --counters tests/grade/reference_counters.txt --lab 05 \
+      --only 5.2 --json '' >"$tmp/fb-l05c.log" 2>&1)
+    check "a practice run with tests/grade/reference_counters.txt brackets the recorded reference counters" \
+      eval 'grep -q "the reference kernel.s, as the kit recorded them" "$tmp/fb-l05c.log" &&
+        grep -q "P (1000 x 33): 1 launch; stores [0-9]* req, 4.0 sectors/req \[4.0\]; 128.9 KB moved \[128.9\]" "$tmp/fb-l05c.log"'
   else
     skip "the notes' filter: no vectorizer note in $n5 (make grade-build VARIANT=solutions writes it)"
   fi
