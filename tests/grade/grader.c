@@ -1123,8 +1123,8 @@ static bool g_counters_ref = true;
 
 /* The reference kernels' counters, recorded by the kit (tests/grade/reference_counters.txt,
  * written by --write-counters from a graded run of the solutions; grading.sh, section 2,
- * checks that it is current): a practice run in a handout has no reference runner, and shows and judges a
- * kernel's counters against these. One line per counters check: TEST K (its index among the
+ * checks that it is current): a practice run in a handout has no reference runner, and shows
+ * and judges a kernel's counters against these. One line per counters check: TEST K (its index among the
  * test's counters checks) and CNT_N numbers. Not trusted for scoring: a practice run is not. */
 typedef struct {
   char *test;
@@ -2003,12 +2003,12 @@ int main(int argc, char **argv) {
     printf("results: %s\n", o.json);
   if (o.write_counters && g_counters_ref) {
     FILE *f = fopen(o.write_counters, "w");
-    if (!f || fprintf(f, "# The reference kernels' memory counters per counters check (TEST K, then\n"
-                         "# record.h's CNT_* in order), from the CUDA emulator. Written by\n"
-                         "# make grade GRADE_FLAGS=\"--write-counters FILE\" on the solutions\n"
-                         "# (grading.sh checks that it is current); read by a practice run (a\n"
-                         "# handout: no reference runner) through --counters.\n%s",
-                      g_refc_out.s ? g_refc_out.s : "") < 0 || fclose(f) != 0)
+    const char *head = "# The reference kernels' memory counters per counters check (TEST K, then\n"
+                       "# record.h's CNT_* in order), from the CUDA emulator. Written by\n"
+                       "# make grade GRADE_FLAGS=\"--write-counters FILE\" on the solutions\n"
+                       "# (grading.sh checks that it is current); read by a practice run (a\n"
+                       "# handout: no reference runner) through --counters.\n";
+    if (!f || fprintf(f, "%s%s", head, g_refc_out.s ? g_refc_out.s : "") < 0 || fclose(f) != 0)
       fprintf(stderr, "grade: cannot write %s: %s\n", o.write_counters, strerror(errno));
   }
   printf("Score: %d/%d%s\n", score, max_score, sandbox_practice ? " (practice grade)" : "");

@@ -14,8 +14,14 @@ fi
 mk() { env -u MAKEFLAGS -u MFLAGS -u VARIANT MAKELEVEL=1 make -s --no-print-directory -j2 "$@"; }
 labs="lab01 lab02"
 tarball=$tmp/handout.tar.gz
-if HANDOUT_DOCS_LABS="$labs" bash tests/grade/handout.sh "$tarball" >"$tmp/handout.log" 2>&1; then
+# timed line by line (tests/tools/max_gap.sh): the pages' build takes minutes and must say what
+# it does at least every 10 s (tests/tools/progress.sh)
+if HANDOUT_DOCS_LABS="$labs" bash tests/tools/max_gap.sh "$tmp/handout.gap" "$tmp/handout.log" \
+  bash tests/grade/handout.sh "$tarball"; then
   ok "make handout with reference pages for $labs"
+  read -r gap gap_line <"$tmp/handout.gap"
+  check "make handout is never silent for more than 10 s (longest: $gap s, before: ${gap_line:0:60})" \
+    awk -v g="$gap" 'BEGIN {exit !(g <= 10)}'
 else
   bad "make handout failed:"
   tail -20 "$tmp/handout.log"
