@@ -1327,8 +1327,9 @@ static int judge(const char *test, const Stream *ref_all, const Stream *stu_all,
           double worst = 0;
           for (uint32_t k = 0; k < s->h.n_got; k++)
             if (isfinite(r->want[k])) worst = fmax(worst, fabs(s->got[k] - r->want[k]));
-          str_printf(oks, "%s: %u values as expected (largest difference %.2g; tolerance %.1g + "
-                     "%.1g*|expected|)\n", msg, s->h.n_got, worst, r->h.atol, r->h.rtol);
+          str_printf(oks, "%s: %u value%s as expected (largest difference %.2g; tolerance "
+                     "%.1g + %.1g*|expected|)\n", msg, s->h.n_got, s->h.n_got == 1 ? "" : "s",
+                     worst, r->h.atol, r->h.rtol);
         }
         free(m.s);
       }
