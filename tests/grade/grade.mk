@@ -190,7 +190,6 @@ $(GRADE_OUT)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(GSUB_OBJ))
 $(GRADE_OUT)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU) $(GRADE_OUT)/tests-hidden.list
 	$(call runner_link,$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(GSUB_OBJ))
-GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
 
 # The grader: kit code only.
 GRADER := $(if $(GRADE_PRACTICE),$(GB)/$(VARIANT),$(VOBJ))/grade
@@ -209,8 +208,49 @@ GRADE_REF := $(if $(and $(HAVE_REFERENCE),$(filter student,$(GRADE_ROLE))),$(GB)
 ifneq ($(and $(GRADE_REF),$(filter reference,$(GRADE_ROLE))),)
 $(error GRADE_REF=$(GRADE_REF) with GRADE_ROLE=reference: a submission judged against a reference is built in the student role, with no expected values in its runner)
 endif
-grade-runners: $(GRADER) $(GRADE_RUNNERS)
-	$(if $(GHID_OBJ),,@rm -f $(GRADE_OUT)/grade-run-hidden)
+
+# Each exercise graded alone (the instructor's grade): where the reference's objects exist
+# (built here from solutions/, or GRADE_REF/sub/ kept by the Gradescope recipe), one runner per
+# level of the dependency map (tests/grade/deps.awk, from manifest.txt's last column) holds the
+# student's files of that level, the references of the files they build on and the stubs of the
+# rest; the grader runs each test in its level's runner (GRADE_OUT/exercises.txt says which). So
+# a broken 2.1 costs 2.1 only, and no runner holds the reference of an exercise whose tests it
+# runs. Without the reference's objects (a handout's practice run) one runner holds every file,
+# and the grader reports a test that fails with a failing dependency as "blocked by" it.
+GRADE_LEVELS_MK := $(B)/grade-levels.mk
+$(GRADE_LEVELS_MK): tests/grade/manifest.txt tests/grade/deps.awk
+	@mkdir -p $(@D) && awk -v MODE=mk -f tests/grade/deps.awk tests/grade/manifest.txt >$@.tmp && mv -f $@.tmp $@
+include $(GRADE_LEVELS_MK)
+GRADE_REF_SUB := $(if $(GRADE_REF),$(if $(filter $(B)/solutions,$(GRADE_REF)),$(GRADE_REF)/sub,$(if $(wildcard $(GRADE_REF)/sub/lab*),$(GRADE_REF)/sub)))
+GRADE_ISOLATE := $(if $(GRADE_REF_SUB),yes)
+GRADE_ALL_FILES := $(basename $(GRADE_FILES) $(GRADE_CU_FILES))
+# level_objs K: the objects of level K's runner
+level_objs = $(foreach f,$(GRADE_ALL_FILES),$(if $(filter $(f),$(GLEVEL_STU_$(1))),$(GRADE_OUT)/sub/$(f).o,$(if \
+  $(filter $(f),$(GLEVEL_REF_$(1))),$(GRADE_REF_SUB)/$(f).o,$(GKIT)/stubs/$(f).o)))
+define level_runner
+$(GRADE_OUT)/level$(1)/grade-run: $(GRUNNER_OBJ) $(GVIS_OBJ) $(call level_objs,$(1)) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU) $(GRADE_OUT)/tests-visible.list $(GRADE_LEVELS_MK)
+	@mkdir -p $$(@D)
+	$$(call runner_link,$$@,$(GRUNNER_OBJ) $(GVIS_OBJ) $(call level_objs,$(1)))
+$(GRADE_OUT)/level$(1)/grade-run-hidden: $(GRUNNER_OBJ) $(GHID_OBJ) $(call level_objs,$(1)) $(GKIT_LIBCHAP) $(LIBCOMMON) tests/grade/kit_answers.txt $(RUNNER_TRAPS) $(RUNNER_EMU) $(GRADE_OUT)/tests-hidden.list $(GRADE_LEVELS_MK)
+	@mkdir -p $$(@D)
+	$$(call runner_link,$$@,$(GRUNNER_OBJ) $(GHID_OBJ) $(call level_objs,$(1)))
+endef
+ifeq ($(GRADE_ISOLATE),yes)
+$(foreach k,$(GRADE_LEVELS),$(eval $(call level_runner,$(k))))
+GRADE_RUNNERS := $(foreach k,$(GRADE_LEVELS),$(GRADE_OUT)/level$(k)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/level$(k)/grade-run-hidden))
+else
+GRADE_RUNNERS := $(GRADE_OUT)/grade-run $(if $(GHID_OBJ),$(GRADE_OUT)/grade-run-hidden)
+endif
+# The grader's copy of the map: "#levels N" (N runners, or 0: one runner, a practice run),
+# then deps.awk's table. Rewritten only when it changes.
+$(GRADE_OUT)/exercises.txt: grade-lists-always $(GRADE_LEVELS_MK)
+	@mkdir -p $(@D) && { echo '#levels $(if $(GRADE_ISOLATE),$(words $(GRADE_LEVELS)),0)'; \
+	  awk -v MODE=table -f tests/grade/deps.awk tests/grade/manifest.txt; } >$@.new && \
+	  { cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@; }
+grade-runners: $(GRADER) $(GRADE_RUNNERS) $(GRADE_OUT)/exercises.txt
+	$(if $(GHID_OBJ),,@rm -f $(GRADE_OUT)/grade-run-hidden $(GRADE_OUT)/level*/grade-run-hidden)
+	@# the other mode's runners: none may be left to run by mistake
+	$(if $(GRADE_ISOLATE),@rm -f $(GRADE_OUT)/grade-run $(GRADE_OUT)/grade-run-hidden,@rm -rf $(GRADE_OUT)/level[0-9]*)
 # Only the submission's objects (compiled as nobody when root: tests/grade/confined.sh).
 grade-submission: $(GSUB_OBJ)
 # A checksummed copy of the kit's headers and stubs from this tree, graded against from then on.
@@ -288,15 +328,17 @@ grade_preflight = $(if $(filter 3.%,$(MAKE_VERSION)),echo "grade: make grade nee
   { stat -c %s Makefile && echo | sha256sum; } >/dev/null 2>&1 || { echo "grade: make grade needs GNU stat and sha256sum (coreutils): $(GRADE_NEEDS_BREW)" >&2; exit 2; }
 # The build's output goes to a log; tests/tools/progress.sh says what it builds every 8 s (a
 # first build takes minutes). grade_build FLAGS: FLAGS are the grader's (its --json).
+GRADE_BUILD_LOG ?= $(B)/grade-build.log
 define grade_build
 	@$(if $(GRADE_PRACTICE),$(grade_preflight))
-	@mkdir -p $(B) && bash tests/tools/progress.sh "grade: building the grader and its runners" \
-	  $(B)/grade-build.log $(MAKE) --no-print-directory grade-runners grade-reference || \
-	  { tail -n 30 $(B)/grade-build.log; bash tests/grade/build_failed.sh $(B)/grade-build.log \
+	@mkdir -p $(B) $(dir $(GRADE_BUILD_LOG)) && bash tests/tools/progress.sh "grade: building the grader and its runners" \
+	  $(GRADE_BUILD_LOG) $(MAKE) --no-print-directory grade-runners grade-reference || \
+	  { tail -n 30 $(GRADE_BUILD_LOG); bash tests/grade/build_failed.sh $(GRADE_BUILD_LOG) \
 	    $(1); exit 1; }
 endef
 grade:
 	$(call grade_build,$(GRADE_FLAGS))
+	$(if $(and $(GRADE_REF),$(if $(GRADE_ISOLATE),,no)),@echo "grade: $(GRADE_REF) has no sub/ (the reference's objects): each exercise is graded with the submission's own code for the exercises it builds on; keep them there to grade each exercise alone (docs/instructor-guide.md, Gradescope)" >&2)
 	@$(GRADER) $(GRADE_RUN_FLAGS) $(if $(LAB),--lab $(LAB)) $(if $(filter 1,$(V)),-v) $(GRADE_FLAGS) || \
 	  { s=$$?; [ $$s -ne 1 ] || echo "(not full marks: make grade exits non-zero, so make adds an \"Error 1\" line)"; exit $$s; }
 

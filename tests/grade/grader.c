@@ -134,20 +134,24 @@ typedef enum {
   OUT_TAMPERED,
   OUT_BROKEN,
   OUT_SANITIZER, /* the CUDA emulator's checks stopped a kernel (the kernel track) */
+  OUT_BLOCKED,   /* failed while an exercise it builds on fails too (a practice run only) */
 } Outcome;
 
 static const char *const OUTCOME_TEXT[] = {
     "passed", "wrong answer", "not implemented", "crash", "timeout", "out of memory",
-    "exited early", "forbidden", "tampered", "broken test", "sanitizer"};
+    "exited early", "forbidden", "tampered", "broken test", "sanitizer", "blocked"};
 static const char *const OUTCOME_ID[] = {
     "passed", "wrong_answer", "not_implemented", "crash", "timeout", "out_of_memory",
-    "exited_early", "forbidden", "tampered", "broken_test", "sanitizer"};
+    "exited_early", "forbidden", "tampered", "broken_test", "sanitizer", "blocked"};
 
 typedef struct {
   /* from the reference runner's list */
   char *name, *desc, *file;
   int points, lab, seq;
   double timeout_s; /* 0: the default */
+  char ex[16];      /* its exercise ("2.1"): the first word of desc */
+  int level;        /* its file's level in the dependency map (exercises.txt); -1: none */
+  const char *deps; /* the exercises it builds on, "2.1,2.3"; NULL: none */
   bool hidden;
   /* result */
   Outcome outcome;
@@ -179,6 +183,9 @@ static bool validate_tests(void) {
   for (int i = 0; i < g_ntests; i++) {
     Graded *t = &g_tests[i];
     t->lab = lab_of(t->name);
+    size_t exn = strcspn(t->desc, " ");
+    if (exn < sizeof t->ex) memcpy(t->ex, t->desc, exn), t->ex[exn] = '\0';
+    t->level = -1;
     const char *f = short_path(t->file);
     if (t->lab < 0) {
       fprintf(stderr, "grade: test %s (%s): a graded test's name starts with its lab, "
@@ -241,7 +248,8 @@ static bool names_exercise(const Graded *t, const char *only) {
 }
 
 /* Labs in order; within a lab the handed-out tests first, then exercise number (2.1, 2.2,
- * ..., not file names), file and definition order. */
+ * ..., not file names: an exercise runs after those it builds on, so a practice run can tell
+ * "blocked"), file and definition order. */
 static int cmp_tests(const void *pa, const void *pb) {
   const Graded *a = pa, *b = pb;
   if (a->lab != b->lab) return a->lab < b->lab ? -1 : 1;
@@ -1354,6 +1362,80 @@ static Runner g_stu, g_stu_hidden, g_ref, g_ref_hidden;
 static bool g_have_ref;  /* there are reference runners */
 static bool g_self_ref;  /* ... and they are the submission's own (grading the solutions) */
 
+/* The dependency map (tests/grade/deps.awk; make writes it as RUNNER_DIR/exercises.txt): per
+ * exercise, its file's level and the exercises it builds on. "#levels N" with N > 0 (make built
+ * the instructor's runners: references present) means each exercise is graded alone: the tests
+ * of level k run in RUNNER_DIR/levelk/, whose runner holds the student's files of that level,
+ * the references of what they build on (never their own) and the stubs of the rest. Otherwise
+ * (a practice run) every test runs in the one runner, and a test that fails while an exercise
+ * it builds on fails too is "blocked" by it. */
+#define MAX_LEVELS 16
+#define EXERCISES "exercises.txt"
+typedef struct {
+  char ex[16];
+  int level;
+  char *deps; /* NULL: none */
+} ExRow;
+static ExRow *g_ex;
+static int g_nex, g_nlevels;
+static Runner g_lvl[MAX_LEVELS], g_lvl_hidden[MAX_LEVELS];
+
+/* RUNNER_DIR/exercises.txt, when there is one (a runner directory make did not write, like the
+ * grader's own tests', has none: no map, no levels). */
+static void load_exercises(const char *dir) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", dir, EXERCISES);
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    int n;
+    if (sscanf(line, "#levels %d", &n) == 1) {
+      if (n < 0 || n > MAX_LEVELS) die("grade: %s: %d levels (at most %d)", path, n, MAX_LEVELS);
+      g_nlevels = n;
+      continue;
+    }
+    char ex[16], file[256], deps[256];
+    int level;
+    if (line[0] == '#' || sscanf(line, "%15s %255s %d %255s", ex, file, &level, deps) != 4)
+      continue;
+    g_ex = xrealloc(g_ex, (size_t)(g_nex + 1) * sizeof *g_ex);
+    ExRow *r = &g_ex[g_nex++];
+    snprintf(r->ex, sizeof r->ex, "%s", ex);
+    r->level = level;
+    r->deps = strcmp(deps, "-") ? xstrdup(deps) : NULL;
+  }
+  fclose(f);
+}
+
+/* Whether exercise ex is one of the comma-separated list. */
+static bool in_list(const char *list, const char *ex) {
+  size_t n = strlen(ex);
+  for (const char *p = list; p && *p;) {
+    size_t k = strcspn(p, ",");
+    if (k == n && !strncmp(p, ex, n)) return true;
+    p += k + (p[k] == ',');
+  }
+  return false;
+}
+
+/* A practice run (no reference: the student's own make grade): the exercise a failed test
+ * builds on that failed too (its first failed test in run order), or NULL. (A grade against a
+ * reference is the instructor's: each exercise alone where the reference's objects are there,
+ * and plain outcomes where they are not.) A stub of the test's own exercise is its own outcome (not
+ * implemented), whatever its dependencies do. */
+static const char *blocked_by(const Graded *t, Graded *const *done, int ndone) {
+  if (g_have_ref || !t->deps || t->outcome == OUT_PASSED || t->outcome == OUT_BROKEN) return NULL;
+  if (t->outcome == OUT_TODO) {
+    char own[32];
+    snprintf(own, sizeof own, "exercise %s ", t->ex);
+    if (strstr(t->why, own)) return NULL;
+  }
+  for (int i = 0; i < ndone; i++)
+    if (done[i]->outcome != OUT_PASSED && in_list(t->deps, done[i]->ex)) return done[i]->ex;
+  return NULL;
+}
+
 /* The line of s that contains mark, as a new string; NULL when there is none. */
 static char *line_with(const char *s, const char *mark) {
   const char *m = strstr(s, mark);
@@ -1453,8 +1535,10 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
     parse_stream(rr.chan, rr.chan_len, &ref);
     ref_ok = reference_ok(&ref, &rr, &why);
   }
-  run_confined(t->hidden ? &g_stu_hidden : &g_stu, "--run", t->name, timeout_s, g_as_limit,
-               &rs);
+  const Runner *runner = t->hidden ? &g_stu_hidden : &g_stu;
+  if (g_nlevels && t->level >= 0)
+    runner = t->hidden ? &g_lvl_hidden[t->level] : &g_lvl[t->level];
+  run_confined(runner, "--run", t->name, timeout_s, g_as_limit, &rs);
   if (rs.stopped) goto out;
   parse_stream(rs.chan, rs.chan_len, &stu);
   t->seconds = rs.seconds;
@@ -1638,7 +1722,7 @@ static void print_row(const Graded *t, int name_w, bool verbose) {
   if (t->outcome == OUT_PASSED) return;
   if (*t->why)
     print_lines(t->why, verbose ? 1 << 20 : t->outcome == OUT_SANITIZER ? 2 : 1, false, ind);
-  if (*t->fails && t->outcome != OUT_TODO) print_checks(t->fails, verbose, ind);
+  if (*t->fails && t->outcome != OUT_TODO && t->outcome != OUT_BLOCKED) print_checks(t->fails, verbose, ind);
   bool show_tail = t->outcome == OUT_CRASH || t->outcome == OUT_EXITED ||
                    t->outcome == OUT_OOM || t->outcome == OUT_TIMEOUT;
   if (verbose && t->output_bytes) {
@@ -1845,7 +1929,19 @@ int main(int argc, char **argv) {
   char *self_dir = own_dir();
   const char *runner_dir = o.runner ? o.runner : self_dir;
 
-  open_runners(&g_stu, &g_stu_hidden, runner_dir, "submission's");
+  load_exercises(runner_dir);
+  if (g_nlevels && o.reference) {
+    for (int k = 0; k < g_nlevels; k++) {
+      char dir[PATH_MAX];
+      snprintf(dir, sizeof dir, "%s/level%d", runner_dir, k);
+      open_runners(&g_lvl[k], &g_lvl_hidden[k], dir, "submission's");
+    }
+    g_stu = g_lvl[0];
+    g_stu_hidden = g_lvl_hidden[0];
+  } else {
+    g_nlevels = 0; /* level runners are judged against a reference only */
+    open_runners(&g_stu, &g_stu_hidden, runner_dir, "submission's");
+  }
   if (o.reference) {
     char a[PATH_MAX], b[PATH_MAX];
     g_self_ref = realpath(o.reference, a) && realpath(runner_dir, b) && !strcmp(a, b);
@@ -1881,6 +1977,19 @@ int main(int argc, char **argv) {
     vm = vh > vm ? vh : vh ? vm : 0;
   }
   if (!vm || !validate_tests()) finish(2);
+  bool mapped = true;
+  for (int i = 0; i < g_ntests; i++) {
+    Graded *t = &g_tests[i];
+    for (int k = 0; k < g_nex; k++)
+      if (!strcmp(g_ex[k].ex, t->ex)) t->level = g_ex[k].level, t->deps = g_ex[k].deps;
+    if (g_nlevels && (t->level < 0 || t->level >= g_nlevels)) {
+      fprintf(stderr, "grade: test %s (%s): its description starts with no exercise of "
+                      "tests/grade/manifest.txt, so no runner holds it alone\n",
+              t->name, short_path(t->file));
+      mapped = false;
+    }
+  }
+  if (!mapped) finish(2);
   qsort(g_tests, (size_t)g_ntests, sizeof *g_tests, cmp_tests);
 
   Graded **sel = xmalloc(((size_t)g_ntests + 1) * sizeof *sel);
@@ -1934,6 +2043,9 @@ int main(int argc, char **argv) {
                       : "each run's own (no --reference: a practice run)");
 
   if (sandbox_practice) printf("grade: %s\n", PRACTICE_NOTE);
+  if (g_nlevels)
+    printf("grade: each exercise graded alone: its tests run with the references of the "
+           "exercises it builds on (tests/grade/manifest.txt), never with its own\n");
 
   char *notes = read_notes(o.notes, sel, n);
   if (*notes) {
@@ -1955,6 +2067,17 @@ int main(int argc, char **argv) {
       printf("\nlab%02d\n", t->lab);
     }
     run_one(t, o.timeout_s, o.mem_mib);
+    const char *dep = g_stop ? NULL : blocked_by(t, sel, i);
+    if (dep) {
+      free(t->why);
+      Str w = {0};
+      str_printf(&w, "blocked by %s: exercise %s fails here too, and %s builds on it; fix %s "
+                 "first (your instructor's grade tests each exercise alone, with the reference "
+                 "%s)", dep, dep, t->ex, dep, dep);
+      t->why = str_take(&w);
+      t->outcome = OUT_BLOCKED;
+      t->score = 0;
+    }
     if (g_stop) {
       if (o.json) unlink(o.json); /* nothing there can be ours */
       fprintf(stderr, "grade: interrupted; no results written%s%s\n",
