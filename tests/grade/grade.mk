@@ -165,15 +165,19 @@ GSUB_OBJ := $(GSUB_C_OBJ) $(GSUB_CU_OBJ)
 # The kernel track's C loops (GRADE_VEC_INFO) also get GCC's AVX2 vectorization report as a
 # note, for information (confined.sh, vec_info.awk).
 GRADE_VEC_INFO := lab02/masked_softmax_rows
+# GRADE_OBJ_CACHE: a directory of compiled files by content (make grade-all: a file that several
+# submissions hold byte for byte, such as an untouched stub, is compiled once per batch;
+# confined.sh). Empty: none.
+GRADE_OBJ_CACHE ?=
 GSUB_DEPS := $(FLAGS_STAMP) $(GINC_STAMP) tests/grade/confined.sh tests/grade/include_check.awk \
   tests/grade/check_submission.sh tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt \
   tests/grade/vec_info.awk tests/grade/keep_symbols.sh tests/grade/device_check.sh \
   tests/grade/device_symbols.txt $(if $(GRADE_PRACTICE),tests/grade/practice_cc.sh)
 $(GSUB_C_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GSUB_DEPS)
-	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) $(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) GRADE_OBJ_CACHE='$(GRADE_OBJ_CACHE)' $(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
 $(GSUB_CU_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.cu $(GKIT)/stubs/%.o $(GSUB_DEPS) $(EMU_STAMP)
-	@$(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
+	@GRADE_OBJ_CACHE='$(GRADE_OBJ_CACHE)' $(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(GRADE_CU_CC)
 
 # The runners follow the test sources: a list file per runner, rewritten only when its set of
@@ -364,3 +368,19 @@ kernel:
 
 handout:
 	@bash tests/grade/handout.sh $(B)/attention-lab-handout.tar.gz
+
+# A course's batch (tests/grade/grade_all.sh): every submission folder under SUBS graded as
+# make grade grades one, GRADE_JOBS at a time (default: the cores), into GRADE_ALL_OUT (default
+# $(B)/grade-all): per student results.json and feedback.txt, then grades.csv and the class
+# report. What every submission shares is built once, by grade-batch-prep: the grader, the
+# reference runners and objects, the kit's stubs, tests and chapter code.
+.PHONY: grade-all grade-batch-prep
+GRADE_ALL_OUT ?= $(B)/grade-all
+# (the sub-makes get no MAKEFLAGS: GRADE_REF and GRADE_HIDDEN_OBJ given to this make are
+# passed on by name, and B)
+grade-all:
+	@B='$(B)' REF='$(GRADE_REF)' REF_GIVEN='$(if $(filter command line environment,$(origin GRADE_REF)),yes)' \
+	  HIDDEN_OBJ='$(GRADE_HIDDEN_OBJ)' bash tests/grade/grade_all.sh '$(SUBS)' '$(GRADE_ALL_OUT)' '$(GRADE_JOBS)'
+grade-batch-prep: $(GRADER) grade-reference $(GRUNNER_OBJ) $(GVIS_OBJ) $(GHID_OBJ) $(GKIT_LIBCHAP) \
+  $(RUNNER_TRAPS) $(RUNNER_EMU) $(GRADE_FILES:%.c=$(GKIT)/stubs/%.o) $(GRADE_CU_FILES:%.cu=$(GKIT)/stubs/%.o) \
+  $(if $(GRADE_REF_SUB),$(GRADE_ALL_FILES:%=$(GRADE_REF_SUB)/%.o)) $(GRADE_LEVELS_MK)

@@ -273,6 +273,7 @@ typedef struct {
   const char *json;   /* results file; NULL: none */
   const char *notes;  /* directory of build notes (*.txt) shown at the top; NULL: none */
   const char *counters, *write_counters; /* the reference kernels' counters: read, written */
+  const char *ref_cache; /* directory of stored reference runs (make grade-all); NULL: none */
   bool list, verbose;
 } Options;
 
@@ -298,6 +299,9 @@ static _Noreturn void usage(int status) {
           "  --counters FILE  without --reference: the reference kernels' memory counters\n"
           "                   (tests/grade/reference_counters.txt), shown and judged against\n"
           "  --write-counters FILE  with --reference: write the reference run's counters\n"
+          "  --ref-cache DIR  reuse the reference runs stored in DIR, store new ones there\n"
+          "                (make grade-all: one reference run per test for a whole batch;\n"
+          "                DIR must be private to the grader and named after the reference)\n"
           "  --list        list the tests and their points, run nothing\n"
           "  -v            show every failed check and each failing test's full output\n"
           "Exit status: 0 at full marks, 1 otherwise, 2 on usage errors.\n",
@@ -343,6 +347,10 @@ static Options parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--json")) {
       if (!v) usage(2);
       o.json = *v ? v : NULL;
+      i++;
+    } else if (!strcmp(a, "--ref-cache")) {
+      if (!v || !*v) usage(2);
+      o.ref_cache = v;
       i++;
     } else if (!strcmp(a, "--notes")) {
       if (!v || !*v) usage(2);
@@ -1520,6 +1528,56 @@ static void classify(Graded *t, const RunInfo *r, const Stream *stu, int nfails,
   free(emu);
 }
 
+/* The reference runs of a batch (--ref-cache DIR): a test's channel bytes, stored once its run
+ * passed reference_ok, so that grading 200 submissions runs each reference test once. The
+ * directory is the grader's (make grade-all makes it 0700 and names it after a hash of the
+ * reference runners and the grader); runners cannot write files (the sandbox). */
+static const char *g_ref_cache;
+
+static bool ref_cache_path(const Graded *t, char *path, size_t n) {
+  if (!g_ref_cache) return false;
+  for (const char *p = t->name; *p; p++) /* test names are C identifiers; anything else: no cache */
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+      return false;
+  return snprintf(path, n, "%s/%s%s.ref", g_ref_cache, t->name, t->hidden ? ".hidden" : "") < (int)n;
+}
+
+static bool ref_cache_load(const Graded *t, RunInfo *r) {
+  char path[PATH_MAX];
+  if (!ref_cache_path(t, path, sizeof path)) return false;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < CHAN_CAP;
+  if (ok) {
+    r->chan = xmalloc((size_t)st.st_size);
+    r->chan_len = r->chan_cap = (size_t)st.st_size;
+    for (size_t got = 0; ok && got < r->chan_len;) {
+      ssize_t k = read(fd, r->chan + got, r->chan_len - got);
+      if (k <= 0) ok = false;
+      else got += (size_t)k;
+    }
+    if (!ok) free(r->chan), r->chan = NULL, r->chan_len = r->chan_cap = 0;
+  }
+  close(fd);
+  return ok;
+}
+
+static void ref_cache_store(const Graded *t, const RunInfo *r) {
+  char path[PATH_MAX], tmp[PATH_MAX + 32];
+  if (!ref_cache_path(t, path, sizeof path)) return;
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  bool ok = true;
+  for (size_t put = 0; ok && put < r->chan_len;) {
+    ssize_t k = write(fd, r->chan + put, r->chan_len - put);
+    if (k <= 0) ok = false;
+    else put += (size_t)k;
+  }
+  if (close(fd) != 0 || !ok || rename(tmp, path) != 0) unlink(tmp);
+}
+
 static void run_one(Graded *t, double default_timeout, long mem_mib) {
   double timeout_s = t->timeout_s > 0 ? t->timeout_s : default_timeout;
   RunInfo rr = {.out_fd = -1}, rs = {.out_fd = -1};
@@ -1529,11 +1587,15 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
   g_running = t->name;
   g_said = g_running_t0 = now_seconds(); /* a line (its lab's, or the last row) was just printed */
   if (g_have_ref && !g_self_ref) { /* the trusted run first: its values judge the student's */
-    run_confined(t->hidden ? &g_ref_hidden : &g_ref, "--run", t->name, timeout_s, g_as_limit,
-                 &rr);
-    if (rr.stopped) goto out;
+    bool cached = ref_cache_load(t, &rr);
+    if (!cached) {
+      run_confined(t->hidden ? &g_ref_hidden : &g_ref, "--run", t->name, timeout_s, g_as_limit,
+                   &rr);
+      if (rr.stopped) goto out;
+    }
     parse_stream(rr.chan, rr.chan_len, &ref);
     ref_ok = reference_ok(&ref, &rr, &why);
+    if (ref_ok && !cached) ref_cache_store(t, &rr);
   }
   const Runner *runner = t->hidden ? &g_stu_hidden : &g_stu;
   if (g_nlevels && t->level >= 0)
@@ -1768,6 +1830,7 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
   json_kv_num(w, "execution_time", round(seconds * 100) / 100);
   json_kv_str(w, "output", summary);
   json_kv_str(w, "visibility", "visible");
+  json_kv_str(w, "test_output_format", "text"); /* monospace: expected/got columns stay aligned */
   json_key(w, "extra_data");
   w->indent = 0;
   json_obj_begin(w);
@@ -1787,6 +1850,15 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
     json_obj_begin(w); /* on a line of its own; its members on that line */
     w->indent = 0;
     json_kv_str(w, "name", t->name);
+    /* Gradescope orders tests by number: the exercise, then the test's rank in it */
+    int rank = 1;
+    for (int j = 0; j < i; j++) rank += !strcmp(sel[j]->ex, t->ex);
+    char number[40];
+    if (*t->ex)
+      snprintf(number, sizeof number, "%s.%d", t->ex, rank);
+    else
+      snprintf(number, sizeof number, "%d.%d", t->lab, i + 1);
+    json_kv_str(w, "number", number);
     json_kv_int(w, "score", t->score);
     json_kv_int(w, "max_score", t->points);
     json_kv_str(w, "status", t->outcome == OUT_PASSED ? "passed" : "failed");
@@ -1794,6 +1866,7 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
     json_key(w, "extra_data");
     json_obj_begin(w);
     json_kv_str(w, "outcome", OUTCOME_ID[t->outcome]);
+    json_kv_str(w, "exercise", t->ex);
     json_kv_num(w, "seconds", round(t->seconds * 100) / 100);
     json_obj_end(w);
     json_kv_str(w, "output", report);
@@ -1929,6 +2002,7 @@ int main(int argc, char **argv) {
   char *self_dir = own_dir();
   const char *runner_dir = o.runner ? o.runner : self_dir;
 
+  g_ref_cache = o.ref_cache;
   load_exercises(runner_dir);
   if (g_nlevels && o.reference) {
     for (int k = 0; k < g_nlevels; k++) {

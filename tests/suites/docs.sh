@@ -341,7 +341,7 @@ import re, sys
 labs = {}
 for line in open(sys.argv[1]):
     if line.strip() and not line.startswith("#"):
-        f, ex, pts = line.split()
+        f, ex, pts = line.split()[:3]
         labs.setdefault(f[3:5], []).append("%s `%s` %s" % (ex.replace(",", "/"), f[6:], pts))
 rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (\d\d) [^|]*\|[^\n]*", open(sys.argv[2]).read(), re.M)}
 bad = []

@@ -17,9 +17,15 @@
 #   6. wrong kernels (the kernel track): kernel exercises with one classic mistake each
 #      (tests/grader/kernels/NAME/, laid over the solutions) score 0 on the tests they should,
 #      with the outcome they should (sanitizer: the emulator's report shown) and its text.
+#   7. a course: the dependency map of manifest.txt against solutions/' objects; make grade-all
+#      over 6 generated submissions (solutions, stubs, one hostile, and the solutions with one
+#      exercise broken: a compile error in 2.1, a NULL dereference in transpose_qkv, 6.1 wrong):
+#      each broken one loses exactly that file's points, the others keep theirs, a score equals
+#      its single make grade, grades.csv and the class report exist; a practice run (no
+#      reference) shows "blocked by 2.1" for 2.2 and 2.3.
 # GRADING_SECTIONS=24 (say) runs only those sections (2 also runs the attacks); default: all.
 set -u
-sections=${GRADING_SECTIONS:-123456}
+sections=${GRADING_SECTIONS:-1234567}
 cd "$(dirname "$0")/../.."
 root=$PWD
 passed=0
@@ -939,6 +945,134 @@ if [ -n "$have_graded" ] && [ -n "$have_solutions" ] &&
   fi
 else
   skip "feedback: it needs solutions/ and both graders built (see $tmp/fb-build.log)"
+fi
+fi
+
+# ------------------------------------------------------------------ 7. a course
+# The dependency map (manifest.txt's last column, read by tests/grade/deps.awk) is what the
+# solutions' objects call: file F's undefined symbols that another exercise file defines name
+# exactly the files of F's listed exercises. Then a batch of generated submissions.
+if [[ $sections == *7* ]]; then
+if [ -n "$have_solutions" ] && [ -n "$have_graded" ] && ls build/solutions/sub/lab*/*.raw.o >/dev/null 2>&1; then
+  deps_from_objects() { # FILE DEPFILES..., one line per manifest file, from nm
+    declare -A own=()
+    local o f s
+    for o in build/solutions/sub/lab*/*.raw.o; do
+      f=${o#build/solutions/sub/}; f=${f%.raw.o}
+      for s in $(nm -g --defined-only -P "$o" | awk 'NF > 1 && $2 !~ /^[WV]$/ {print $1}'); do own[$s]=$f; done
+    done
+    for o in build/solutions/sub/lab*/*.raw.o; do
+      f=${o#build/solutions/sub/}; f=${f%.raw.o}
+      echo "$f $(for s in $(nm -u -P "$o" | awk '{print $1}'); do
+        [ -n "${own[$s]:-}" ] && [ "${own[$s]}" != "$f" ] && echo "${own[$s]}"; done | LC_ALL=C sort -u | tr '\n' ' ')"
+    done | sed 's/ *$//' | LC_ALL=C sort
+  }
+  deps_from_manifest() { # the same from manifest.txt: the files of each file's listed exercises
+    awk '/^lab[0-9][0-9]\// { f = $1; sub(/\.cu?$/, "", f); n = split($2, e, ",")
+        for (i = 1; i <= n; i++) file[e[i]] = f; files[++k] = f; dep[f] = $4 }
+      END { for (i = 1; i <= k; i++) { f = files[i]; out = ""; delete seen
+          if (dep[f] != "-") { n = split(dep[f], d, ","); for (j = 1; j <= n; j++) seen[file[d[j]]] = 1 }
+          for (j = 1; j <= k; j++) if (files[j] in seen) out = out files[j] " "
+          print f " " out } }' tests/grade/manifest.txt |
+      while read -r f rest; do echo "$f $(printf '%s\n' $rest | LC_ALL=C sort -u | tr '\n' ' ')"; done |
+      sed 's/ *$//' | LC_ALL=C sort
+  }
+  check "manifest.txt's dependency column is what solutions/' objects call (nm)" \
+    diff <(deps_from_manifest) <(deps_from_objects)
+  # deps.awk: no level's runner holds the reference of a file it runs; a cycle is refused
+  levels_ok() {
+    local mk; mk=$(awk -v MODE=mk -f tests/grade/deps.awk tests/grade/manifest.txt) || return 1
+    local k stu ref f r=0
+    for k in $(sed -n 's/^GRADE_LEVELS := //p' <<<"$mk"); do
+      stu=" $(sed -n "s/^GLEVEL_STU_$k := //p" <<<"$mk") "
+      ref=$(sed -n "s/^GLEVEL_REF_$k := //p" <<<"$mk")
+      for f in $ref; do [[ $stu != *" $f "* ]] || { echo "    level $k runs $f and holds its reference"; r=1; }; done
+    done
+    return $r
+  }
+  check "deps.awk: no level's runner holds the reference of a file whose tests it runs" levels_ok
+  printf 'lab01/a.c 1.1 1 1.2\nlab01/b.c 1.2 1 1.1\n' >"$tmp/cycle.txt"
+  check "deps.awk refuses a dependency cycle" \
+    eval '! awk -v MODE=table -f tests/grade/deps.awk "$tmp/cycle.txt" 2>"$tmp/cycle.err" && grep -q cycle "$tmp/cycle.err"'
+
+  # The batch: 6 submissions (kept few: each is a full make grade)
+  c=$tmp/course
+  mkdir -p "$c/subs"
+  cp -r solutions "$c/subs/sol"; cp -r labs "$c/subs/stubs"
+  cp -r labs "$c/subs/hostile"; cp -r tests/grader/attacks/06_kill_grader/. "$c/subs/hostile/"
+  rm -f "$c/subs/hostile/setup.sh"
+  for n in b21 b41 b61; do cp -r solutions "$c/subs/$n"; done
+  sed -i 's/return t_softmax(X);/return t_softmax(X)/' "$c/subs/b21/lab02/masked_softmax.c"
+  sed -i '/^Tensor \*transpose_qkv(/a\  *(volatile int *)0 = num_heads; /* planted: a NULL dereference */' "$c/subs/b41/lab04/transpose_qkv.c"
+  sed -i 's/t_relu(Linear_forward(&f->dense1, X))/Linear_forward(\&f->dense1, X)/' "$c/subs/b61/lab06/ffn.c"
+  planted=yes
+  cmp -s solutions/lab02/masked_softmax.c "$c/subs/b21/lab02/masked_softmax.c" && planted=no
+  cmp -s solutions/lab04/transpose_qkv.c "$c/subs/b41/lab04/transpose_qkv.c" && planted=no
+  cmp -s solutions/lab06/ffn.c "$c/subs/b61/lab06/ffn.c" && planted=no
+  check "course: the three broken submissions differ from the solutions (the plants matched)" [ $planted = yes ]
+  t0=$(date +%s)
+  mk grade-all SUBS="$c/subs" GRADE_ALL_OUT="$c/out" GRADE_JOBS=2 >"$c/grade-all.log" 2>&1
+  echo "     (make grade-all of 6 submissions: $(($(date +%s) - t0)) s; $(grep -m1 '^CPU per submission' "$c/out/report.txt" 2>/dev/null))"
+  total=$(manifest_points)
+  res() { echo "$c/out/students/$1/results.json"; }
+  score_of() { sed -n 's/^Score: //p' "$c/out/students/$1/feedback.txt" | tail -n 1; }
+  check "course: the solutions score $total/$total" [ "$(score_of sol)" = "$total/$total" ]
+  check "course: the stubs score 0/$total" [ "$(score_of stubs)" = "0/$total" ]
+  check "course: the hostile submission scores 0/$total" [ "$(score_of hostile)" = "0/$total" ]
+  # a broken file costs exactly its tests: every test of another file passed, every one of its own failed
+  table=$(awk -v MODE=table -f tests/grade/deps.awk tests/grade/manifest.txt)
+  only_file_lost() { # SUB FILE
+    local r; r=$(res "$1")
+    [ -s "$r" ] || { echo "    no $r"; return 1; }
+    local exs; exs=" $(awk -v F="$2" '$2 == F { printf "%s ", $1 }' <<<"$table")"
+    local bad=0 n=0 line ex st
+    while IFS= read -r line; do
+      ex=$(grep -o '"exercise":"[^"]*"' <<<"$line" | cut -d'"' -f4)
+      st=$(grep -o '"status":"[^"]*"' <<<"$line" | cut -d'"' -f4)
+      n=$((n + 1))
+      if [[ $exs == *" $ex "* ]]; then [ "$st" = failed ] || { echo "    $ex passed: $line" | cut -c1-150; bad=1; }
+      else [ "$st" = passed ] || { echo "    $ex lost points: $line" | cut -c1-150; bad=1; }; fi
+    done < <(grep '"name":"lab' "$r")
+    [ $n -gt 0 ] && [ $bad = 0 ]
+  }
+  file_points() { awk -v F="$1" '{ f = $1; sub(/\.cu?$/, "", f) } f == F { print $3 }' tests/grade/manifest.txt; }
+  for pair in b21:lab02/masked_softmax b41:lab04/transpose_qkv b61:lab06/ffn; do
+    n=${pair%%:*}; f=${pair#*:}
+    check "course: $n loses exactly $f's points ($((total - $(file_points $f)))/$total), every other exercise full marks" \
+      eval '[ "$(score_of $n)" = "$((total - $(file_points $f)))/$total" ] && only_file_lost $n $f'
+  done
+  check "course: b21's compile error is reported for masked_softmax.c only" \
+    eval 'grep -q "lab02/masked_softmax.c does not compile" "$c/out/students/b21/feedback.txt" &&
+      [ "$(grep -c "does not compile" "$c/out/students/b21/feedback.txt")" = 1 ]'
+  check "course: grades.csv has a header, the maxima and one row per submission (6)" \
+    eval '[ "$(wc -l <"$c/out/grades.csv")" = 8 ] && grep -q "^student,1.1," "$c/out/grades.csv" && grep -q "^b21,.*,$((total - 10)),$total," "$c/out/grades.csv"'
+  check "course: the class report names the hardest exercises" \
+    eval 'grep -q "^Hardest exercises" "$c/out/report.txt" && grep -qE "^  2\.1 .*most common failure: not implemented" "$c/out/report.txt"'
+  if command -v gnuplot >/dev/null; then
+    check "course: the class figures exist (histogram.png, pass_rate.png)" \
+      eval '[ -s "$c/out/histogram.png" ] && [ -s "$c/out/pass_rate.png" ]'
+  else
+    skip "course: class figures: gnuplot is not installed"
+  fi
+  # a batch's score is make grade's: one submission graded alone, test by test
+  mk grade VARIANT=labs GRADE_SUB="$c/subs/b61" GRADE_OUT="$c/single" GRADE_BUILD_LOG="$c/single.log" \
+    GRADE_FLAGS="--json $c/single.json" >"$c/single.term" 2>&1
+  outcomes() { grep '"name":"lab' "$1" | grep -oE '"name":"[^"]*"|"score":[0-9]+|"outcome":"[^"]*"' | paste - - -; }
+  check "course: b61 in the batch scores test for test what make grade gives it alone" \
+    eval '[ -s "$c/single.json" ] && diff <(outcomes "$c/single.json") <(outcomes "$(res b61)")'
+  # a practice run (no reference: the student's own make grade): 2.2 and 2.3 are blocked by 2.1
+  if mk grade-runners GRADE_SUB="$c/subs/b21" GRADE_OUT="$c/practice" GRADE_ROLE=reference >"$c/practice.log" 2>&1; then
+    (cd "$c" && "$root/build/labs/grade" --runner "$c/practice" --lab 02 --json "$c/practice.json" >"$c/practice.term" 2>&1)
+    check "course: a practice run reports 2.2's and 2.3's tests as blocked by 2.1, and says the instructor grades each alone" \
+      eval '[ "$(grep -c "\"exercise\":\"2\.[23]\"" "$c/practice.json")" -gt 0 ] &&
+        ! grep "\"exercise\":\"2\.[23]\"" "$c/practice.json" | grep -v "\"outcome\":\"blocked\"" | grep -q . &&
+        grep -q "blocked by 2.1: .*instructor.s grade tests each exercise alone" "$c/practice.term" &&
+        grep "\"exercise\":\"2\.1\"" "$c/practice.json" | grep -q "\"outcome\":\"not_implemented\""'
+  else
+    fail "course: the practice runners of b21 did not build ($c/practice.log)"
+  fi
+else
+  skip "course: it needs solutions/ and section 2's build (build/solutions/sub/*.raw.o)"
 fi
 fi
 
