@@ -3,6 +3,8 @@
 #   make grade [LAB=NN] [VARIANT=solutions|labs]   score table, results.json; exit 0 at full marks
 #   make grade-setup                               a checksummed copy of the kit's headers (below)
 #   make handout                                   build/attention-lab-handout.tar.gz
+#   make submission                                build/submission.zip: what a student hands in
+#   make grade-all SUBS=DIR                        a course's submissions (grade_all.sh)
 #   make grade-build                               the grader, its runners, its own test binaries
 #
 # Three kinds of binary (tests/grade/grader.c says why):
@@ -368,6 +370,11 @@ kernel:
 
 handout:
 	@bash tests/grade/handout.sh $(B)/attention-lab-handout.tar.gz
+
+# What a student hands in: the manifest's files of labs/, as labs/labNN/FILE in a zip.
+.PHONY: submission
+submission:
+	@bash tests/grade/submission.sh $(B)/submission.zip
 
 # A course's batch (tests/grade/grade_all.sh): every submission folder under SUBS graded as
 # make grade grades one, GRADE_JOBS at a time (default: the cores), into GRADE_ALL_OUT (default

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # stage.sh B SUBDIR OUT — take a submission as data: exactly the files tests/grade/manifest.txt
-# names, read as bytes from SUBDIR/labNN/FILE and copied to OUT/stage/labNN/FILE (kit-chosen
-# names; rewritten only when the content changed, so make rebuilds only what changed).
+# names, read as bytes from SUBDIR and copied to OUT/stage/labNN/FILE (kit-chosen names;
+# rewritten only when the content changed, so make rebuilds only what changed).
+#   - where a file is found: SUBDIR/labNN/FILE (laid out flat), SUBDIR/labs/labNN/FILE, or one
+#     folder deeper, SUBDIR/ANY/labNN/FILE or SUBDIR/ANY/labs/labNN/FILE (a zip of the whole
+#     handout); a file found at two of these places is ambiguous: graded as the stub, with one
+#     line naming both;
 #   - a file that is missing, not a regular file, a symbolic link (or under one), or over 1 MiB
 #     is replaced by the kit's stub (B/grade-include/stubs/: its exercises score 0), with a note;
 #   - every other file or directory under SUBDIR is ignored and listed (names made printable).
@@ -26,9 +30,52 @@ entries=()
 while read -r path _; do
   case $path in lab[0-9][0-9]/*.c | lab[0-9][0-9]/*.cu) ;; *) continue ;; esac
   entries+=("$path")
-  wanted[$path]=1
-  wanted[${path%/*}]=1
 done <tests/grade/manifest.txt
+
+# The places a file may be (prefixes of labNN/FILE, relative to SUBDIR): '', labs/, and for each
+# folder ANY in SUBDIR (not a lab's own, not labs/), ANY/ and ANY/labs/. A prefix under a
+# symbolic link is never one (nothing is followed out of the submission).
+prefixes=("" "labs/")
+if [ -d "$sub" ]; then
+  nd=0
+  while IFS= read -r -d '' d; do
+    n=${d##*/}
+    [[ $n == lab[0-9][0-9] || $n == labs ]] && continue
+    [ -L "$d" ] && continue
+    nd=$((nd + 1))
+    [ $nd -le 50 ] && prefixes+=("$n/" "$n/labs/")
+  done < <(find "$sub" -mindepth 1 -maxdepth 1 -type d -print0 2>/dev/null | LC_ALL=C sort -z)
+  [ $nd -le 50 ] ||
+    note "grade: the submission has $nd folders at its top: its files were looked for in the first 50 only"
+fi
+# rel's place: the one prefix under which it (or a link in its place) exists; several: ambiguous
+declare -A place=()
+ambiguous=()
+for rel in "${entries[@]}"; do
+  found=()
+  for p in "${prefixes[@]}"; do
+    [ -e "$sub/$p$rel" ] || [ -L "$sub/$p$rel" ] && found+=("$p")
+  done
+  if [ ${#found[@]} -gt 1 ]; then
+    ambiguous+=("$rel")
+    for p in "${found[@]}"; do wanted[$p$rel]=1; done # not "ignored": refused, said once
+    note "grade: $rel: found twice, as $(printable "${found[0]}$rel") and $(printable "${found[1]}$rel"); graded as the kit's stub (its exercises score 0): submit one copy"
+    place[$rel]=
+  else
+    place[$rel]=${found[0]-}
+  fi
+done
+# The first folder of path A/B/C (relative to SUBDIR) that is a symbolic link; false if none.
+link_in() {
+  local q= c
+  local IFS=/
+  for c in $1; do
+    q=${q:+$q/}$c
+    [ -L "$sub/$q" ] && { printf '%s' "$(printable "$q")"; return 0; }
+  done
+  return 1
+}
+is_ambiguous() { local a; for a in "${ambiguous[@]}"; do [ "$a" = "$1" ] && return 0; done; return 1; }
 
 if [ ! -d "$sub" ]; then
   note "grade: the submission directory $(printable "$sub") does not exist; every exercise is graded as the stub"
@@ -38,10 +85,13 @@ fi
 froms=()
 dirs=()
 for rel in "${entries[@]}"; do
-  src=$sub/$rel
+  p=${place[$rel]}
+  src=$sub/$p$rel
   why=
-  if [ -L "$sub/${rel%%/*}" ]; then
-    why="${rel%%/*}/ is a symbolic link"
+  if is_ambiguous "$rel"; then
+    why=ambiguous
+  elif link=$(link_in "$p${rel%%/*}"); then
+    why="$link/ is a symbolic link"
   elif [ -L "$src" ]; then
     why="it is a symbolic link"
   elif [ ! -e "$src" ]; then
@@ -51,11 +101,16 @@ for rel in "${entries[@]}"; do
   fi
   if [ -n "$why" ]; then
     [ "$why" = missing ] && [ -d "$sub" ] && why="it is missing from the submission"
-    [ "$why" = missing ] || note "grade: $rel: $why; graded as the kit's stub (its exercises score 0)"
+    [ "$why" = missing ] || [ "$why" = ambiguous ] ||
+      note "grade: $rel: $why; graded as the kit's stub (its exercises score 0)"
     froms+=("$stubs/$rel")
   else
     froms+=("$src")
+    wanted[$p$rel]=1
   fi
+  # its folders are the submission's own (not listed as ignored)
+  q=$p${rel%/*}
+  while [ -n "$q" ]; do wanted[$q]=1; [[ $q == */* ]] && q=${q%/*} || q=; done
   dirs+=("$out/stage/${rel%/*}")
 done
 mkdir -p "${dirs[@]}"
@@ -93,12 +148,14 @@ if [ -d "$sub" ]; then
   while IFS= read -r -d '' p; do
     rel=${p#"$sub"/}
     [ -n "${wanted[$rel]+x}" ] && [ ! -L "$p" ] && continue
-    if [[ $rel == lab[0-9][0-9]/lab[0-9][0-9].h || $rel == lab[0-9][0-9]/lab[0-9][0-9]_kernels.h ]] &&
-      [ -f "$p" ] && [ ! -L "$p" ] &&
-      [ ! -L "$sub/${rel%/*}" ] && [ -f "$B/grade-include/kit/labs/$rel" ]; then
+    # a kit header beside the files (labNN/labNN.h under any of the places): compared below
+    hrel=$(sed -nE 's#^(.*/)?(lab[0-9][0-9]/lab[0-9][0-9](_kernels)?\.h)$#\2#p' <<<"$rel")
+    if [ -n "$hrel" ] && [ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "${p%/*}" ] &&
+      [ -f "$B/grade-include/kit/labs/$hrel" ]; then
       heads+=("$rel")
       continue
     fi
+
     n=$((n + 1))
     [ $n -le 20 ] && note "grade: ignored: $(printable "$rel") (not an exercise file of tests/grade/manifest.txt)"
   done < <(find "$sub" -mindepth 1 -print0 2>/dev/null | LC_ALL=C sort -z)
@@ -106,11 +163,12 @@ if [ -d "$sub" ]; then
   if [ ${#heads[@]} -gt 0 ]; then
     declare -A hh=()
     files=()
-    for rel in "${heads[@]}"; do files+=("$sub/$rel" "$B/grade-include/kit/labs/$rel"); done
+    for rel in "${heads[@]}"; do files+=("$sub/$rel" "$B/grade-include/kit/labs/$(sed -E 's#^(.*/)?(lab[0-9][0-9]/[^/]+)$#\2#' <<<"$rel")"); done
     while read -r h f; do hh[${f#\*}]=$h; done < <(sha256sum -- "${files[@]}" 2>/dev/null)
     for rel in "${heads[@]}"; do
-      [ "${hh[$sub/$rel]:-x}" = "${hh[$B/grade-include/kit/labs/$rel]:-y}" ] ||
-        note "grade: ignored: $rel differs from the kit's; the grade uses the kit's own header"
+      k=$(sed -E 's#^(.*/)?(lab[0-9][0-9]/[^/]+)$#\2#' <<<"$rel")
+      [ "${hh[$sub/$rel]:-x}" = "${hh[$B/grade-include/kit/labs/$k]:-y}" ] ||
+        note "grade: ignored: $(printable "$rel") differs from the kit's; the grade uses the kit's own header"
     done
   fi
 fi

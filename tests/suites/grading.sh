@@ -773,7 +773,7 @@ else
   check "Gradescope: exercise 2.1 scores its 10 visible points" \
     grep -q "^  \"output\": \".*lab02: 10/$(manifest_points 02)\\\\nlab03: 0/$(manifest_points 03).*Score: 10/$(manifest_points)\"" "$r"
   check "Gradescope: the hidden test ran and passed, shown after the due date" \
-    grep -qF '"name":"lab02_hidden_demo","score":7,"max_score":7,"status":"passed","visibility":"after_due_date"' "$r"
+    grep -qE '"name":"lab02_hidden_demo","number":"2\.1\.[0-9]+","score":7,"max_score":7,"status":"passed","visibility":"after_due_date"' "$r"
   check "Gradescope: no top-level score (Gradescope adds the tests, hidden ones by their visibility)" \
     eval '! grep -q "^  \"score\"" "$r"'
   # the hidden demo test is worth 7: a total with it (10 + 7, lab 02's + 7, the kit's + 7) leaked
@@ -995,10 +995,47 @@ if [ -n "$have_solutions" ] && [ -n "$have_graded" ] && ls build/solutions/sub/l
   check "deps.awk refuses a dependency cycle" \
     eval '! awk -v MODE=table -f tests/grade/deps.awk "$tmp/cycle.txt" 2>"$tmp/cycle.err" && grep -q cycle "$tmp/cycle.err"'
 
+  # Where a submission's files are found (tests/grade/stage.sh): a zip of the whole handout
+  # stages exactly what its labs/ does; flat too; a file present twice is refused in one line.
+  l=$tmp/layout
+  mkdir -p "$l/labs/labs" "$l/whole/attention-lab" "$l/flat" "$l/amb/labs"
+  cp -r labs/. "$l/labs/labs/"; cp solutions/lab02/masked_softmax.c "$l/labs/labs/lab02/"
+  cp solutions/lab06/ffn.c "$l/labs/labs/lab06/"
+  if command -v zip >/dev/null && command -v unzip >/dev/null; then
+    mkdir -p "$l/zip/attention-lab" && cp -r "$l/labs/labs" common Makefile docs "$l/zip/attention-lab/"
+    (cd "$l/zip" && zip -q -r ../whole.zip attention-lab) && (cd "$l/whole" && rm -rf attention-lab && unzip -q ../whole.zip)
+  else
+    cp -r "$l/labs/labs" common Makefile "$l/whole/attention-lab/"
+  fi
+  cp -r "$l/labs/labs/." "$l/flat/"
+  cp -r "$l/labs/labs/." "$l/amb/labs/"; mkdir -p "$l/amb/lab06"; cp solutions/lab06/ffn.c "$l/amb/lab06/"
+  for n in labs whole flat amb; do
+    bash tests/grade/stage.sh build "$l/$n" "$l/out-$n" >/dev/null 2>&1
+  done
+  check "submission layouts: a whole handout (zip, one folder deeper) and a flat one stage exactly what labs/ does" \
+    eval 'diff -r "$l/out-labs/stage" "$l/out-whole/stage" >/dev/null && diff -r "$l/out-labs/stage" "$l/out-flat/stage" >/dev/null &&
+      cmp -s "$l/out-whole/stage/lab02/masked_softmax.c" solutions/lab02/masked_softmax.c'
+  check "submission layouts: a file found twice is refused in one line naming both, graded as the stub" \
+    eval '[ "$(grep -c "found twice" "$l/out-amb/notes/00-stage.txt")" = 1 ] &&
+      grep -qF "grade: lab06/ffn.c: found twice, as lab06/ffn.c and labs/lab06/ffn.c" "$l/out-amb/notes/00-stage.txt" &&
+      cmp -s "$l/out-amb/stage/lab06/ffn.c" build/grade-include/stubs/lab06/ffn.c &&
+      cmp -s "$l/out-amb/stage/lab02/masked_softmax.c" solutions/lab02/masked_softmax.c'
+  # make submission: the manifest's files of labs/, nothing else
+  if command -v unzip >/dev/null; then
+    bash tests/grade/submission.sh "$l/s.zip" >/dev/null
+    check "make submission: the zip holds exactly labs/ + the manifest's files" \
+      diff <(unzip -Z1 "$l/s.zip" | LC_ALL=C sort) <(manifest_files | sed 's#^#labs/#')
+  else
+    skip "make submission: unzip is not installed to read the zip"
+  fi
+
   # The batch: 6 submissions (kept few: each is a full make grade)
   c=$tmp/course
-  mkdir -p "$c/subs"
-  cp -r solutions "$c/subs/sol"; cp -r labs "$c/subs/stubs"
+  mkdir -p "$c/subs/sol/attention-lab" "$c/subs/stubs"
+  # the solutions as a zip of a whole handout would unpack (attention-lab/labs/, the kit around
+  # it); the stubs under labs/; the rest laid out flat
+  cp -r solutions "$c/subs/sol/attention-lab/labs"; cp -r common Makefile "$c/subs/sol/attention-lab/"
+  cp -r labs "$c/subs/stubs/labs"
   cp -r labs "$c/subs/hostile"; cp -r tests/grader/attacks/06_kill_grader/. "$c/subs/hostile/"
   rm -f "$c/subs/hostile/setup.sh"
   for n in b21 b41 b61; do cp -r solutions "$c/subs/$n"; done
@@ -1016,7 +1053,7 @@ if [ -n "$have_solutions" ] && [ -n "$have_graded" ] && ls build/solutions/sub/l
   total=$(manifest_points)
   res() { echo "$c/out/students/$1/results.json"; }
   score_of() { sed -n 's/^Score: //p' "$c/out/students/$1/feedback.txt" | tail -n 1; }
-  check "course: the solutions score $total/$total" [ "$(score_of sol)" = "$total/$total" ]
+  check "course: the solutions, laid out as a whole handout, score $total/$total" [ "$(score_of sol)" = "$total/$total" ]
   check "course: the stubs score 0/$total" [ "$(score_of stubs)" = "0/$total" ]
   check "course: the hostile submission scores 0/$total" [ "$(score_of hostile)" = "0/$total" ]
   # a broken file costs exactly its tests: every test of another file passed, every one of its own failed
