@@ -8,9 +8,11 @@ set -u
 log=$1
 shift
 json=results.json
+version=
 while [ $# -gt 0 ]; do
   case $1 in
   --json) json=${2-}; shift ;;
+  --tests-version) version=${2-}; shift ;;
   esac
   shift
 done
@@ -26,10 +28,12 @@ valid_utf8() {
   echo
   # -a: a log with one non-UTF-8 byte is still text to us (grep would say "binary file matches")
   grep -aE '^grade: |error|Error' "$log" | grep -av '^make' | head -n 40
-} | valid_utf8 | perl -e '
+} | valid_utf8 | V=$version perl -e '
   # one JSON string: escapes, and no control character but the newlines (as \n)
   local $/;
   $_ = <STDIN>;
   s/\\/\\\\/g; s/"/\\"/g; s/\t/\\t/g; s/\n/\\n/g; s/[\x00-\x1f\x7f]//g;
-  print "{\n  \"score\": 0,\n  \"output\": \"$_\",\n  \"tests\": []\n}\n";' >"$json.tmp" && mv "$json.tmp" "$json"
+  my $v = $ENV{V} // ""; $v =~ s/[^ -~]//g; $v =~ s/\\/\\\\/g; $v =~ s/"/\\"/g;
+  print "{\n  \"score\": 0,\n  \"output\": \"$_\",\n  \"test_output_format\": \"text\",\n" .
+    "  \"extra_data\": {\"tests_version\": \"$v\"},\n  \"leaderboard\": [],\n  \"tests\": []\n}\n";' >"$json.tmp" && mv "$json.tmp" "$json"
 echo "results: $json (score 0: the submission could not be graded)"

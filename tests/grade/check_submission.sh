@@ -12,7 +12,11 @@
 #     (fork, kill, setsid, exec, ...) that no exercise needs (the sandbox would stop them);
 #   - in a kernel exercise (.cu), any undefined symbol that device code and its launcher could
 #     not reference on a GPU (device_check.sh, device_symbols.txt): the kit's host code is in
-#     the runner, and the emulated kernel is host C++ that could call it.
+#     the runner, and the emulated kernel is host C++ that could call it;
+#   - in an exercise written as plain loops (c_only.txt: 2.5), any undefined symbol the C
+#     library (libc, libm, libmvec, libgomp) does not define: the kit's softmax is reachable by
+#     many names (t_softmax, the backend table through backend_of, ...), so what the file may
+#     call is listed, not what it may not.
 # (A submission's headers are never used at all: tests/grade/stage.sh takes only its files.)
 # Prints one line per problem, naming the source file, and exits 1 if there is any.
 set -u
@@ -31,6 +35,17 @@ emu_internal='emu_profile emu_profile_take emu_set_grid_cap emu_carve emu_copy_s
   emu_launch_count emu_grid_never_capped kt_grid_cap kt_profile_begin kt_profile_end
   kt_counters_values kt_alloc kt_upload kt_upload_ints kt_download kt_free'
 emu_internal=$(echo $emu_internal)
+# The C library's functions (for c_only.txt), read from the libraries this compiler links.
+c_library=
+c_library_syms() {
+  [ -n "$c_library" ] && return
+  local l f
+  c_library=$(for l in libc.so.6 libm.so.6 libmvec.so.1 libgomp.so.1; do
+    f=$(gcc -print-file-name="$l" 2>/dev/null)
+    [ -f "$f" ] && nm -D --defined-only "$f" 2>/dev/null | awk '{ sub(/@.*/, "", $NF); print $NF }'
+  done | LC_ALL=C sort -u)
+}
+c_only=$(grep -v '^#' "$here/c_only.txt" 2>/dev/null)
 bad=0
 ext=c # the source's extension: confined.sh compiles a kernel exercise as C++ (PPLANG)
 [ "${PPLANG:-}" = c++-cpp-output ] && ext=cu
@@ -72,6 +87,17 @@ for o in "$@"; do
     bad=1
     told="$told $sym"
   done
+  # a plain-loop exercise: the C library only (and the stub's exercise_todo)
+  if grep -qxF "$src" <<<"$c_only"; then
+    c_library_syms
+    for sym in $undef; do
+      [ "$sym" = exercise_todo ] && continue
+      case " $told " in *" $sym "*) continue ;; esac
+      grep -qxF "$sym" <<<"$c_library" && continue
+      echo "grade: $src calls $sym, which is not the C library: this exercise is plain loops over the arrays (expf, fmaxf, memset and the like), without the kit's functions"
+      bad=1
+    done
+  fi
   # a kernel exercise: device code and a launcher only (device_symbols.txt)
   if [ $ext = cu ]; then
     # shellcheck disable=SC2086 # the names, one argument each

@@ -52,7 +52,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 cp "$here/include_check.awk" "$here/check_submission.sh" "$here/exercise_symbols.txt" \
   "$here/kit_answers.txt" "$here/keep_symbols.sh" "$here/device_check.sh" \
-  "$here/device_symbols.txt" "$here/../../cuda/emu_rewrite.awk" "$t/"
+  "$here/device_symbols.txt" "$here/c_only.txt" "$here/../../cuda/emu_rewrite.awk" "$t/"
 mkdir -p "$t/w"
 
 # Run "$@" in $t/w as the unprivileged user, with the limits; its stdout+stderr go to $t/log

@@ -174,7 +174,7 @@ GRADE_OBJ_CACHE ?=
 GSUB_DEPS := $(FLAGS_STAMP) $(GINC_STAMP) tests/grade/confined.sh tests/grade/include_check.awk \
   tests/grade/check_submission.sh tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt \
   tests/grade/vec_info.awk tests/grade/keep_symbols.sh tests/grade/device_check.sh \
-  tests/grade/device_symbols.txt $(if $(GRADE_PRACTICE),tests/grade/practice_cc.sh)
+  tests/grade/device_symbols.txt tests/grade/c_only.txt $(if $(GRADE_PRACTICE),tests/grade/practice_cc.sh)
 $(GSUB_C_OBJ): $(GRADE_OUT)/sub/%.o: $(GRADE_OUT)/stage/%.c $(GKIT)/stubs/%.o $(GSUB_DEPS)
 	@$(if $(filter $*,$(GRADE_VEC_INFO)),VEC_INFO=1) GRADE_OBJ_CACHE='$(GRADE_OBJ_CACHE)' $(GRADE_CC_SH) compile '$(B)' $< $@ $(GRADE_OUT)/notes/$(subst /,_,$*).txt \
 	  $(GKIT)/stubs/$*.o -- $(CC) $(CFLAGS)
@@ -324,7 +324,14 @@ grade-build: grade-runners grade-reference $(SELFTEST)
 # build errors).
 # Without a reference (a handout's practice run) the kit's recorded reference kernel counters
 # stand beside the student's (tests/grade/reference_counters.txt, grader.c).
-GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF),--counters tests/grade/reference_counters.txt) --notes $(GRADE_OUT)/notes
+# The tests' version, recorded in results.json (extra_data.tests_version) so that a regrade can
+# say what changed: a hash of the graded tests, the manifest and the reference runners (which
+# hold the hidden tests where their sources are gone), and git describe where there is a .git.
+GRADE_TESTS_VERSION = $(shell { cat tests/grade/manifest.txt tests/grade/*.[ch] tests/grade/lab*/*.[ch] \
+  $(wildcard tests/hidden/lab*/*.c) $(if $(GRADE_REF),$(wildcard $(GRADE_REF)/grade-run*)); } 2>/dev/null | \
+  sha256sum | cut -c1-12)$(shell git describe --always --dirty 2>/dev/null | sed 's/^/ (git /; s/$$/)/')
+GRADE_RUN_FLAGS = --runner $(GRADE_OUT) $(if $(GRADE_REF),--reference $(GRADE_REF),--counters tests/grade/reference_counters.txt) --notes $(GRADE_OUT)/notes \
+  --tests-version '$(GRADE_TESTS_VERSION)'
 # What the practice grade needs of the system, checked before anything is built: GNU make 4
 # ($(file ...) above), bash 4 (stage.sh's associative arrays), GNU stat and sha256sum (stage.sh,
 # kit_include.sh). macOS has make 3.81, bash 3.2 and BSD tools: one message says what to do.
@@ -340,7 +347,7 @@ define grade_build
 	@mkdir -p $(B) $(dir $(GRADE_BUILD_LOG)) && bash tests/tools/progress.sh "grade: building the grader and its runners" \
 	  $(GRADE_BUILD_LOG) $(MAKE) --no-print-directory grade-runners grade-reference || \
 	  { tail -n 30 $(GRADE_BUILD_LOG); bash tests/grade/build_failed.sh $(GRADE_BUILD_LOG) \
-	    $(1); exit 1; }
+	    $(1) --tests-version '$(GRADE_TESTS_VERSION)'; exit 1; }
 endef
 grade:
 	$(call grade_build,$(GRADE_FLAGS))
@@ -381,7 +388,12 @@ submission:
 # $(B)/grade-all): per student results.json and feedback.txt, then grades.csv and the class
 # report. What every submission shares is built once, by grade-batch-prep: the grader, the
 # reference runners and objects, the kit's stubs, tests and chapter code.
-.PHONY: grade-all grade-batch-prep
+.PHONY: grade-all grade-batch-prep regrade
+# make regrade SUBS=DIR: grade-all again into the same GRADE_ALL_OUT (after a test changed), then
+# the students whose score moved, from the previous grades.csv (grade_all.sh keeps it).
+regrade:
+	@[ -s '$(GRADE_ALL_OUT)/grades.csv' ] || { echo "regrade: no earlier batch in $(GRADE_ALL_OUT) (make grade-all SUBS=DIR first, with the same GRADE_ALL_OUT)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory grade-all
 GRADE_ALL_OUT ?= $(B)/grade-all
 # (the sub-makes get no MAKEFLAGS: GRADE_REF and GRADE_HIDDEN_OBJ given to this make are
 # passed on by name, and B)

@@ -21,6 +21,8 @@ subs=${1%/}
 out=${2%/}
 jobs=${3:-}
 [ -n "$jobs" ] || jobs=$(nproc 2>/dev/null || echo 2)
+# make regrade: the same submissions as the batch before, unless SUBS says otherwise
+[ -n "$subs" ] || [ ! -s "$out/subs.txt" ] || subs=$(cat "$out/subs.txt")
 if [ -z "$subs" ] || [ ! -d "$subs" ]; then
   echo "grade-all: SUBS=DIR names a directory with one folder per submission (got '${subs}')" >&2
   exit 2
@@ -39,6 +41,13 @@ mk() {
 
 mkdir -p "$out/students" "$out/.empty" && chmod 700 "$out"
 out=$(cd "$out" && pwd)
+(cd "$subs" && pwd) >"$out/subs.txt"
+# A batch before this one (make regrade): its grades and tests' version, to say what moved.
+rm -f "$out/grades.prev.csv" "$out/regrade.txt"
+if [ -s "$out/grades.csv" ]; then
+  mv -f "$out/grades.csv" "$out/grades.prev.csv"
+  prev_version=$(cat "$out"/students/*/results.json 2>/dev/null | grep -o '"tests_version": *"[^"]*"' | head -n 1 | cut -d'"' -f4)
+fi
 start=$(date +%s)
 echo "grade-all: building what every submission shares (make grade-batch-prep) ..."
 if ! mk -j"$jobs" grade-batch-prep GRADE_SUB="$out/.empty" GRADE_OUT="$out/.prep" >"$out/prep.log" 2>&1; then
@@ -58,7 +67,8 @@ mkdir -p "$cache" && chmod 700 "$out/.refcache" "$cache"
 okey=$({ find "$B/grade-include" -type f -print0 | LC_ALL=C sort -z | xargs -0 cat
   cat tests/grade/confined.sh tests/grade/include_check.awk tests/grade/check_submission.sh \
     tests/grade/exercise_symbols.txt tests/grade/kit_answers.txt tests/grade/keep_symbols.sh \
-    tests/grade/device_check.sh tests/grade/device_symbols.txt tests/grade/vec_info.awk
+    tests/grade/device_check.sh tests/grade/device_symbols.txt tests/grade/vec_info.awk tests/grade/c_only.txt \
+    cuda/emu_rewrite.awk
   gcc --version; g++ --version; ls "$B" | grep -E '^(emu-)?flags-.*\.stamp$'; } 2>&1 | sha256sum | cut -c1-16)
 objcache=$out/.objcache/$okey
 mkdir -p "$objcache" && chmod 700 "$out/.objcache" "$objcache"
@@ -104,3 +114,23 @@ for i in "${!names[@]}"; do printf '%s\0%s\0' "${names[$i]}" "${dirs[$i]}"; done
   xargs -0 -n 2 -P "$jobs" bash -c 'grade_one "$1" "$2"' grade_one
 wall=$(($(date +%s) - start))
 bash tests/grade/class_report.sh "$out" "$wall" "$jobs"
+if [ -s "$out/grades.prev.csv" ]; then
+  version=$(cat "$out"/students/*/results.json 2>/dev/null | grep -o '"tests_version": *"[^"]*"' | head -n 1 | cut -d'"' -f4)
+  # total is the third column from the end (total, max, cpu_s)
+  LC_ALL=C awk -F, -v OLD="${prev_version:-?}" -v NEW="${version:-?}" '
+    FNR == 1 { file++; next }
+    $1 == "max" { next }
+    file == 1 { old[$1] = $(NF - 2); next }
+    { new[$1] = $(NF - 2); order[++n] = $1 }
+    END {
+      printf "Regrade: tests %s -> %s\n", OLD, NEW
+      moved = 0
+      for (i = 1; i <= n; i++) {
+        s = order[i]
+        if (!(s in old)) { printf "  %-24s new: %s\n", s, new[s]; moved++ }
+        else if (old[s] != new[s]) { printf "  %-24s %s -> %s\n", s, old[s], new[s]; moved++ }
+      }
+      for (s in old) if (!(s in new)) { printf "  %-24s gone (was %s)\n", s, old[s]; moved++ }
+      printf "%d of %d scores moved\n", moved, n
+    }' "$out/grades.prev.csv" "$out/grades.csv" | tee "$out/regrade.txt"
+fi

@@ -163,6 +163,10 @@ typedef struct {
   char *passed_checks; /* the value checks that passed, a line each (shown with -v) */
   char *output;   /* program output, head and tail */
   long output_bytes;
+  /* the device counters of the student's kernels (CHK_COUNTERS: kernel_test.h fills them from
+   * whatever device model the runner holds, the CUDA emulator today), summed over the test */
+  int ncounters;
+  double kb, est_us;
 } Graded;
 
 static Graded *g_tests;
@@ -274,6 +278,8 @@ typedef struct {
   const char *notes;  /* directory of build notes (*.txt) shown at the top; NULL: none */
   const char *counters, *write_counters; /* the reference kernels' counters: read, written */
   const char *ref_cache; /* directory of stored reference runs (make grade-all); NULL: none */
+  const char *tests_version; /* recorded in results.json (make grade: a hash of the tests) */
+  const char *prairielearn;  /* PrairieLearn's external-grader results file; NULL: none */
   bool list, verbose;
 } Options;
 
@@ -299,6 +305,8 @@ static _Noreturn void usage(int status) {
           "  --counters FILE  without --reference: the reference kernels' memory counters\n"
           "                   (tests/grade/reference_counters.txt), shown and judged against\n"
           "  --write-counters FILE  with --reference: write the reference run's counters\n"
+          "  --tests-version TEXT  recorded in results.json (extra_data.tests_version)\n"
+          "  --prairielearn FILE   also write PrairieLearn's external-grader results.json\n"
           "  --ref-cache DIR  reuse the reference runs stored in DIR, store new ones there\n"
           "                (make grade-all: one reference run per test for a whole batch;\n"
           "                DIR must be private to the grader and named after the reference)\n"
@@ -347,6 +355,10 @@ static Options parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--json")) {
       if (!v) usage(2);
       o.json = *v ? v : NULL;
+      i++;
+    } else if (!strcmp(a, "--tests-version") || !strcmp(a, "--prairielearn")) {
+      if (!v || !*v) usage(2);
+      *(a[2] == 't' ? &o.tests_version : &o.prairielearn) = v;
       i++;
     } else if (!strcmp(a, "--ref-cache")) {
       if (!v || !*v) usage(2);
@@ -1277,6 +1289,9 @@ static Shape shape_before(const Stream *ref, int i, uint32_t n) {
 /* The student's checks against the reference's, in order: the same check at each step, each
  * within the reference's tolerance of the reference's expected values. Returns the number of
  * failed checks; the first MAX_FAIL_SHOWN are described in fails. */
+static int g_ncounters; /* judge(): the test's counter checks, and the sums of two of them */
+static double g_kb, g_est_us;
+
 static int judge(const char *test, const Stream *ref_all, const Stream *stu_all, Str *fails,
                  Str *info, Str *oks) {
   int kc = 0; /* counters checks seen */
@@ -1333,6 +1348,9 @@ static int judge(const char *test, const Stream *ref_all, const Stream *stu_all,
             for (int c = 0; c < CNT_N; c++) str_printf(&g_refc_out, " %.9g", r->want[c]);
             str_printf(&g_refc_out, "\n");
           }
+          g_ncounters++;
+          g_kb += s->got[CNT_KB];
+          g_est_us += s->got[CNT_H100_US];
         }
         Str m = {0};
         Shape shape = shape_before(ref, i, expected_count(r));
@@ -1610,10 +1628,12 @@ static void run_one(Graded *t, double default_timeout, long mem_mib) {
     t->outcome = OUT_BROKEN;
   } else {
     /* without a reference each check is judged against the run's own expected values */
+    g_ncounters = 0, g_kb = g_est_us = 0;
     int nf = stu.malformed ? 0
                            : judge(t->name, g_have_ref && !g_self_ref ? &ref : &stu, &stu,
                                    &fails, &info, &oks);
     classify(t, &rs, &stu, nf, timeout_s, mem_mib, &why);
+    t->ncounters = g_ncounters, t->kb = g_kb, t->est_us = g_est_us;
   }
   t->score = t->outcome == OUT_PASSED ? t->points : 0;
 out:
@@ -1821,6 +1841,44 @@ static char *test_report(const Graded *t) {
  * test: with hidden tests selected the top-level score is left out (Gradescope then adds up the
  * tests, each shown by its own visibility) and max_score counts the visible tests only. The
  * file appears at once (json_close renames it over path). */
+static const char *g_tests_version = "";
+
+/* Gradescope's leaderboard: for each kernel exercise whose tests all passed, the device counters
+ * of the student's kernels summed over its tests (kilobytes moved, estimated H100 microseconds;
+ * lower is better). The counts are what the runner's device model reports (the CUDA emulator
+ * today; tests/grade/kernel_test.h is the one place that fills them), so another model swaps in
+ * there. They come from the student's process: a leaderboard to compare kernels by, not a
+ * grade. */
+static void write_leaderboard(JsonW *w, Graded **sel, int n) {
+  json_key(w, "leaderboard");
+  json_arr_begin(w);
+  for (int i = 0; i < n; i++) {
+    const Graded *t = sel[i];
+    if (!t->ncounters || (i > 0 && !strcmp(sel[i - 1]->ex, t->ex))) continue;
+    double kb = 0, us = 0;
+    bool all = true;
+    for (int j = i; j < n && !strcmp(sel[j]->ex, t->ex); j++) {
+      all &= sel[j]->outcome == OUT_PASSED;
+      kb += sel[j]->kb, us += sel[j]->est_us;
+    }
+    if (!all) continue;
+    char name[96];
+    snprintf(name, sizeof name, "%s KB moved", t->ex);
+    json_obj_begin(w);
+    json_kv_str(w, "name", name);
+    json_kv_num(w, "value", round(kb * 10) / 10);
+    json_kv_str(w, "order", "asc");
+    json_obj_end(w);
+    snprintf(name, sizeof name, "%s H100 estimate (us)", t->ex);
+    json_obj_begin(w);
+    json_kv_str(w, "name", name);
+    json_kv_num(w, "value", round(us * 1e4) / 1e4);
+    json_kv_str(w, "order", "asc");
+    json_obj_end(w);
+  }
+  json_arr_end(w);
+}
+
 static bool write_results(const char *path, Graded **sel, int n, int vis_score, int vis_max,
                           bool any_hidden, const char *summary, double seconds) {
   JsonW *w = json_open(path);
@@ -1840,8 +1898,10 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
   json_bool(w, g_have_ref);
   json_key(w, "practice"); /* no sandbox: not the grade that counts (PRACTICE_NOTE) */
   json_bool(w, sandbox_practice);
+  json_kv_str(w, "tests_version", g_tests_version);
   json_obj_end(w);
   w->indent = 1;
+  write_leaderboard(w, sel, n);
   json_key(w, "tests");
   json_arr_begin(w);
   for (int i = 0; i < n; i++) {
@@ -1869,6 +1929,49 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
     json_kv_str(w, "exercise", t->ex);
     json_kv_num(w, "seconds", round(t->seconds * 100) / 100);
     json_obj_end(w);
+    json_kv_str(w, "output", report);
+    json_obj_end(w);
+    w->indent = 1;
+    free(report);
+  }
+  json_arr_end(w);
+  json_obj_end(w);
+  fputc('\n', w->f);
+  if (json_close(w) != 0) {
+    fprintf(stderr, "grade: cannot write %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+/* PrairieLearn's external-grader results (its "results.json" of an external grader): score as
+ * a fraction, gradable, message, output, and per test name, description, points, max_points,
+ * message and output. The same visibility rule as Gradescope's top level: hidden tests count
+ * in neither the score nor the output (PrairieLearn shows every test it is given, so hidden ones
+ * are left out). */
+static bool write_prairielearn(const char *path, Graded **sel, int n, int vis_score, int vis_max,
+                               const char *summary) {
+  JsonW *w = json_open(path);
+  if (!w) return false;
+  json_obj_begin(w);
+  json_key(w, "gradable");
+  json_bool(w, 1);
+  json_kv_num(w, "score", vis_max ? (double)vis_score / vis_max : 0);
+  json_kv_str(w, "message", summary);
+  json_kv_str(w, "output", summary);
+  json_key(w, "tests");
+  json_arr_begin(w);
+  for (int i = 0; i < n; i++) {
+    const Graded *t = sel[i];
+    if (t->hidden) continue;
+    char *report = test_report(t);
+    json_obj_begin(w);
+    w->indent = 0;
+    json_kv_str(w, "name", t->name);
+    json_kv_str(w, "description", t->desc);
+    json_kv_int(w, "points", t->score);
+    json_kv_int(w, "max_points", t->points);
+    json_kv_str(w, "message", OUTCOME_TEXT[t->outcome]);
     json_kv_str(w, "output", report);
     json_obj_end(w);
     w->indent = 1;
@@ -2003,6 +2106,7 @@ int main(int argc, char **argv) {
   const char *runner_dir = o.runner ? o.runner : self_dir;
 
   g_ref_cache = o.ref_cache;
+  if (o.tests_version) g_tests_version = o.tests_version;
   load_exercises(runner_dir);
   if (g_nlevels && o.reference) {
     for (int k = 0; k < g_nlevels; k++) {
@@ -2098,6 +2202,7 @@ int main(int argc, char **argv) {
   if (o.mem_mib > 0) g_as_limit = vm + ((rlim_t)o.mem_mib << 20);
   /* whatever is at the results path now is not ours: it must not outlive this run */
   if (o.json) unlink(o.json);
+  if (o.prairielearn) unlink(o.prairielearn);
 
   int nlabs = 0;
   for (int i = 0; i < n; i++) nlabs += i == 0 || sel[i]->lab != sel[i - 1]->lab;
@@ -2209,6 +2314,8 @@ int main(int argc, char **argv) {
     if (!f || fprintf(f, "%s%s", head, g_refc_out.s ? g_refc_out.s : "") < 0 || fclose(f) != 0)
       fprintf(stderr, "grade: cannot write %s: %s\n", o.write_counters, strerror(errno));
   }
+  if (o.prairielearn && write_prairielearn(o.prairielearn, sel, n, vis_score, vis_max, summary_text))
+    printf("results (PrairieLearn): %s\n", o.prairielearn);
   printf("Score: %d/%d%s\n", score, max_score, sandbox_practice ? " (practice grade)" : "");
   finish(score == max_score ? 0 : 1);
 }

@@ -368,6 +368,11 @@ expected_attacks='
 40_kernel_calls_host - refused: layer_norm_kernel.cu uses backend_of: a kernel can only call device functions, and backend_of is host code of the kit (common/backend.h)
 40_kernel_calls_host - refused: layer_norm_kernel.cu uses cpu_backend: a kernel can only call device functions
 41_kernel_dlsym - refused: masked_softmax_kernel.cu uses dlsym: a kernel can only call device functions, and dlsym is host code
+42_softmax_table lab02_masked_softmax_rows_1d not_implemented
+42_softmax_table - refused: lab02/masked_softmax_rows.c calls backend_of, which is not the C library
+43_variance_theory lab02_score_variance_unscaled wrong_answer
+43_variance_theory lab02_score_variance_scaled wrong_answer
+43_variance_theory lab02_score_variance_measured wrong_answer
 19_hostile_names lab02_masked_softmax_1d not_implemented
 19_hostile_names - refused: grade: ignored: lab02/`touch attention-lab-attack19-ran`.c
 19_hostile_names - refused: grade: ignored: lab02/?[31mred.c
@@ -1093,10 +1098,31 @@ if [ -n "$have_solutions" ] && [ -n "$have_graded" ] && ls build/solutions/sub/l
   fi
   # a batch's score is make grade's: one submission graded alone, test by test
   mk grade VARIANT=labs GRADE_SUB="$c/subs/b61" GRADE_OUT="$c/single" GRADE_BUILD_LOG="$c/single.log" \
-    GRADE_FLAGS="--json $c/single.json" >"$c/single.term" 2>&1
+    GRADE_FLAGS="--json $c/single.json --prairielearn $c/single.pl.json" >"$c/single.term" 2>&1
   outcomes() { grep '"name":"lab' "$1" | grep -oE '"name":"[^"]*"|"score":[0-9]+|"outcome":"[^"]*"' | paste - - -; }
   check "course: b61 in the batch scores test for test what make grade gives it alone" \
     eval '[ -s "$c/single.json" ] && diff <(outcomes "$c/single.json") <(outcomes "$(res b61)")'
+  if [ -n "$py" ]; then
+    check "course: every results.json of the batch meets Gradescope's specification (fields, types), with number, test_output_format, leaderboard, tests_version" \
+      "$py" tests/grader/gradescope_spec.py "$c"/out/students/*/results.json "$c/single.json"
+    check "course: the solutions' results.json has a leaderboard (KB moved, H100 estimate) for every kernel file" \
+      eval '[ "$("$py" -c "import json,sys; print(len(json.load(open(sys.argv[1]))[\"leaderboard\"]))" "$(res sol)")" -ge \
+        $((2 * $(grep -cE "^lab[0-9][0-9]/[^ ]+\.cu " tests/grade/manifest.txt))) ]'
+    check "course: --prairielearn writes PrairieLearn's external-grader results (score a fraction, tests with points)" \
+      "$py" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["gradable"] is True and abs(r["score"] - float(sys.argv[2])) < 1e-5, r["score"]
+assert all(set(t) >= {"name", "points", "max_points", "output"} for t in r["tests"]) and r["tests"]' \
+      "$c/single.pl.json" "$(awk -v t="$total" -v s="$(( total - $(file_points lab06/ffn) ))" 'BEGIN { print s / t }')"
+  else
+    skip "course: results.json against Gradescope's specification: python3 is not installed"
+  fi
+  # make regrade: after a change (here b61's fix; a test change works the same), the scores that moved
+  cp solutions/lab06/ffn.c "$c/subs/b61/lab06/ffn.c"
+  mk regrade GRADE_ALL_OUT="$c/out" GRADE_JOBS=2 >"$c/regrade.log" 2>&1
+  check "course: make regrade lists exactly the score that moved (b61: $((total - $(file_points lab06/ffn))) -> $total)" \
+    eval 'grep -qE "^  b61 +$((total - $(file_points lab06/ffn))) -> $total$" "$c/out/regrade.txt" &&
+      grep -qx "1 of 6 scores moved" "$c/out/regrade.txt"'
   # a practice run (no reference: the student's own make grade): 2.2 and 2.3 are blocked by 2.1
   if mk grade-runners GRADE_SUB="$c/subs/b21" GRADE_OUT="$c/practice" GRADE_ROLE=reference >"$c/practice.log" 2>&1; then
     (cd "$c" && "$root/build/labs/grade" --runner "$c/practice" --lab 02 --json "$c/practice.json" >"$c/practice.term" 2>&1)
