@@ -264,8 +264,14 @@ else
     check "VARIANT=$v: results.json is valid JSON" json_valid "$r"
     check "VARIANT=$v: test scores add up" totals_agree "$r" "$tmp/$v/term.log"
     no_symbols() { [ -z "$(nm "$1" 2>/dev/null)" ] && [ -z "$(readelf -S "$1" | grep -E '\.(symtab|debug_info)')" ]; }
-    check "VARIANT=$v: the submission's runner is stripped (no symbol table, no debug info)" \
-      no_symbols "$runners/grade-run"
+    # every runner of the submission: one, or one per level of the dependency map (each exercise
+    # graded alone: with the solutions as reference, both variants here), named, not globbed away
+    runners_stripped() { local f n=0; for f in "$runners/grade-run" "$runners"/level*/grade-run; do
+        [ -e "$f" ] || continue; n=$((n + 1)); no_symbols "$f" || return 1; done; [ $n -gt 0 ]; }
+    check "VARIANT=$v: the submission's runners are stripped (no symbol table, no debug info)" \
+      runners_stripped
+    check "VARIANT=$v: graded each exercise alone (one runner per level, none holding every file)" \
+      eval '[ -x "$runners/level0/grade-run" ] && [ ! -e "$runners/grade-run" ] && grep -q "^#levels [1-9]" "$runners/exercises.txt"'
     if [ $v = solutions ]; then
       # one object per file of solutions/ (made by grade-build above), named, not globbed: a
       # missing or stale-only build/solutions/sub/ fails here rather than checking nothing
@@ -775,6 +781,8 @@ else
   check "Gradescope run_autograder: exit 0 with a results.json (got $rc)" \
     eval '[ $rc -eq 0 ] && [ -s "$r" ]' || tail -n 20 "$tmp/run.log"
   check "Gradescope: results.json is valid JSON" json_valid "$r"
+  check "Gradescope: the recipe grades each exercise alone (the reference's objects kept in ref/sub/)" \
+    eval '[ -x "$ag/work/level0/grade-run" ] && grep -q "^grade: each exercise graded alone" "$tmp/run.log"'
   check "Gradescope: exercise 2.1 scores its 10 visible points" \
     grep -q "^  \"output\": \".*lab02: 10/$(manifest_points 02)\\\\nlab03: 0/$(manifest_points 03).*Score: 10/$(manifest_points)\"" "$r"
   check "Gradescope: the hidden test ran and passed, shown after the due date" \
@@ -797,7 +805,7 @@ else
   rm -f "$ag/ref/grade-run-hidden"
   (cd "$ag" && bash "$tmp/run_autograder") >"$tmp/run2.log" 2>&1
   check "Gradescope without the hidden test: no stale hidden runner, no hidden test graded" \
-    eval '[ ! -e "$ag/work/grade-run-hidden" ] && ! grep -q lab02_hidden_demo "$r" && grep -q "^  \"score\": 10," "$r"'
+    eval '[ -z "$(ls "$ag/work/grade-run-hidden" "$ag"/work/level*/grade-run-hidden 2>/dev/null)" ] && ! grep -q lab02_hidden_demo "$r" && grep -q "^  \"score\": 10," "$r"'
   # This issue's attacks (routes 1, 2, 3, 7, 9 and the new parts) under the recipe, as root:
   # each scores 0 with a valid results.json, and no command from a file name runs.
   for a in tests/grader/attacks/{19..27}_*/; do
