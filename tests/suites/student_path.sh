@@ -129,7 +129,7 @@ if [ $have_fra = yes ]; then
   fi
   cp solutions/lab02/masked_softmax.c "$w/labs/lab02/masked_softmax.c"
   st="$w/labs/lab03/train_step.c"
-  sed -i 's|  if (s->clip > 0) clip_grad_norm(m->ps, s->clip);|  /* planted: no clipping */|' "$st"
+  sed -i 's|  if (s->clip > 0) grad_clipping(m->ps, s->clip);|  /* planted: no clipping */|' "$st"
   if ! grep -q planted "$st"; then
     bad "could not plant the bug in $st (the solution changed? update the sed)"
   elif ! mkl lab06 >"$tmp/plant-build.log" 2>&1; then

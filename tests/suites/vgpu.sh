@@ -21,10 +21,11 @@ if [ -z "$NVCC" ]; then
   exit 0
 fi
 root=$PWD
+# (its own make, not make test's jobserver: a -j2 parent would make it warn "jobserver unavailable")
 out=$root/build/vgpu/tests
 mkdir -p "$out"
 san="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
-if make -s -C cuda/vgpu BUILD="$root/build/vgpu-asan" CFLAGS="$san" >"$tmp/build.log" 2>&1 &&
+if env -u MAKEFLAGS -u MFLAGS make -s -C cuda/vgpu BUILD="$root/build/vgpu-asan" CFLAGS="$san" >"$tmp/build.log" 2>&1 &&
   ! grep -q 'warning' "$tmp/build.log"; then
   ok "vgpu-device and libvgpu build, -Wall -Wextra clean, under ASan+UBSan"
 else
