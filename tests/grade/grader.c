@@ -1843,6 +1843,19 @@ static char *test_report(const Graded *t) {
  * file appears at once (json_close renames it over path). */
 static const char *g_tests_version = "";
 
+/* Ends a results file's tests array and top-level object, and closes it (Gradescope's and
+ * PrairieLearn's writers). */
+static bool json_finish(JsonW *w, const char *path) {
+  json_arr_end(w);
+  json_obj_end(w);
+  fputc('\n', w->f);
+  if (json_close(w) != 0) {
+    fprintf(stderr, "grade: cannot write %s: %s\n", path, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 /* Gradescope's leaderboard: for each kernel exercise whose tests all passed, the device counters
  * of the student's kernels summed over its tests (kilobytes moved, estimated H100 microseconds;
  * lower is better). The counts are what the runner's device model reports (the CUDA emulator
@@ -1934,14 +1947,7 @@ static bool write_results(const char *path, Graded **sel, int n, int vis_score, 
     w->indent = 1;
     free(report);
   }
-  json_arr_end(w);
-  json_obj_end(w);
-  fputc('\n', w->f);
-  if (json_close(w) != 0) {
-    fprintf(stderr, "grade: cannot write %s: %s\n", path, strerror(errno));
-    return false;
-  }
-  return true;
+  return json_finish(w, path);
 }
 
 /* PrairieLearn's external-grader results (its "results.json" of an external grader): score as
@@ -1977,14 +1983,7 @@ static bool write_prairielearn(const char *path, Graded **sel, int n, int vis_sc
     w->indent = 1;
     free(report);
   }
-  json_arr_end(w);
-  json_obj_end(w);
-  fputc('\n', w->f);
-  if (json_close(w) != 0) {
-    fprintf(stderr, "grade: cannot write %s: %s\n", path, strerror(errno));
-    return false;
-  }
-  return true;
+  return json_finish(w, path);
 }
 
 /* The build notes (the .txt files of DIR, in name order: the staging's first, then one per
