@@ -137,7 +137,14 @@ fi
 CX="${CXXBASE[*]}"
 add "$T/cxx/cuda/emu.o" cuda/emu.cpp "$CX"
 add "$T/cxx/tests/grade/kernel_test.o" tests/grade/kernel_test.cpp "$CX"
-for f in labs/lab*/*.cu $([ "$variants" = labs ] || echo solutions/lab*/*.cu); do add "$T/cxx/${f%.cu}.o" "$f" "$CX ${EMU_INSTR[*]} -Ilabs -x c++"; done
+# a kernel exercise is standard CUDA: made the emulator's C++ first, as the Makefile does
+# (cuda/emu_rewrite.awk, line for line, #line naming the file; its folder for quoted includes)
+for f in labs/lab*/*.cu $([ "$variants" = labs ] || echo solutions/lab*/*.cu); do
+  mkdir -p "$T/rw/${f%/*}"
+  awk -v F="$f" -v LINE=1 -f cuda/emu_rewrite.awk "$f" >"$T/rw/$f" ||
+    { fail "cuda/emu_rewrite.awk cannot read $f"; finish; }
+  add "$T/cxx/${f%.cu}.o" "$T/rw/$f" "$CX ${EMU_INSTR[*]} -Ilabs -iquote ${f%/*} -x c++"
+done
 export zig T
 # shellcheck disable=SC2016
 xargs -P 2 -L 1 bash -c 'out=$0 src=$1; shift 1; mkdir -p "${out%/*}"
